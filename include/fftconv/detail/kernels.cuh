@@ -1,0 +1,94 @@
+// fftconv/detail/kernels.cuh — the three data-movement kernels around the
+// FFTs. Each is written once against a Geometry with tile_geometry's member
+// names: for a compiled configuration those are constants and the index
+// arithmetic folds; for the generic path they are kernel arguments.
+#pragma once
+
+#include <cstdint>
+
+#include "fftconv/detail/tiling.hpp"
+
+namespace fftconv::detail {
+
+// Extents a kernel needs besides the geometry, as plain integers.
+struct launch_extents {
+    std::int64_t batch;
+    std::int64_t height;
+    std::int64_t width;
+    std::int64_t out_height;
+    std::int64_t out_width;
+    std::int64_t channels;        // in_channels for the gather, out_channels for the scatter
+    std::int64_t tiles_wide;
+    std::int64_t tiles_per_image;
+};
+
+// Real tile n = (channel * batch + b) * tiles_per_image + tile reads the
+// T x T window of image (b, channel) whose corner is the tile's first output;
+// everything past the image edge is zero (overlap-save needs the window to be
+// exactly what a circular convolution of that size sees).
+template <class Geometry>
+__global__ void gather_tiles(Geometry geo, launch_extents e, const float* __restrict__ x,
+                             float* __restrict__ tiles, std::int64_t total) {
+    for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
+         idx += std::int64_t{gridDim.x} * blockDim.x) {
+        const int col = int(idx % geo.tile_extent);
+        const std::int64_t rest = idx / geo.tile_extent;
+        const int row = int(rest % geo.tile_extent);
+        const std::int64_t n = rest / geo.tile_extent;
+        const std::int64_t tile = n % e.tiles_per_image;
+        const std::int64_t image = n / e.tiles_per_image;  // channel * batch + b
+        const std::int64_t b = image % e.batch;
+        const std::int64_t channel = image / e.batch;
+        const std::int64_t y0 = (tile / e.tiles_wide) * geo.out_tile + row;
+        const std::int64_t x0 = (tile % e.tiles_wide) * geo.out_tile + col;
+        float v = 0.0f;
+        if (y0 < e.height && x0 < e.width)
+            v = x[((b * e.channels + channel) * e.height + y0) * e.width + x0];
+        tiles[idx] = v;
+    }
+}
+
+// Real filter n = in_channel * out_channels + out_channel: the K x K filter in
+// the top-left corner of a T x T zero tile, times 1/T^2 (cuFFT's inverse is
+// unnormalised; folding the scale here costs nothing).
+template <class Geometry>
+__global__ void pad_filters(Geometry geo, std::int64_t in_channels, std::int64_t out_channels,
+                            const float* __restrict__ w, float* __restrict__ tiles,
+                            std::int64_t total, float scale) {
+    for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
+         idx += std::int64_t{gridDim.x} * blockDim.x) {
+        const int col = int(idx % geo.tile_extent);
+        const std::int64_t rest = idx / geo.tile_extent;
+        const int row = int(rest % geo.tile_extent);
+        const std::int64_t n = rest / geo.tile_extent;
+        const std::int64_t out_channel = n % out_channels;
+        const std::int64_t in_channel = n / out_channels;
+        float v = 0.0f;
+        if (row < geo.kernel_extent && col < geo.kernel_extent)
+            v = scale * w[((out_channel * in_channels + in_channel) * geo.kernel_extent + row) *
+                              geo.kernel_extent + col];
+        tiles[idx] = v;
+    }
+}
+
+// y[b, o, i, j] is output (i mod To, j mod To) of tile (i / To, j / To) of
+// real output tile (o * batch + b): the first To x To of each tile are the
+// outputs no circular wrap-around reached.
+template <class Geometry>
+__global__ void scatter_tiles(Geometry geo, launch_extents e, const float* __restrict__ tiles,
+                              float* __restrict__ y, std::int64_t total) {
+    for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
+         idx += std::int64_t{gridDim.x} * blockDim.x) {
+        const std::int64_t j = idx % e.out_width;
+        const std::int64_t rest = idx / e.out_width;
+        const std::int64_t i = rest % e.out_height;
+        const std::int64_t image = rest / e.out_height;  // b * channels + o
+        const std::int64_t o = image % e.channels;
+        const std::int64_t b = image / e.channels;
+        const std::int64_t tile = (i / geo.out_tile) * e.tiles_wide + j / geo.out_tile;
+        const std::int64_t n = (o * e.batch + b) * e.tiles_per_image + tile;
+        y[idx] = tiles[(n * geo.tile_extent + i % geo.out_tile) * geo.tile_extent + j % geo.out_tile];
+    }
+}
+
+}  // namespace fftconv::detail

@@ -1,0 +1,82 @@
+// fftconv/detail/pipeline.cuh — the overlap-save pipeline, written once for
+// both kinds of geometry (tile_geometry<Cfg> constants or runtime_geometry).
+//
+//   filters  --pad_filters-->  real  --R2C-->  filter spectrum  (skipped with a filter_spectrum)
+//   x        --gather_tiles--> real  --R2C-->  input spectrum
+//   input spectrum x conj(filter spectrum)  --CGEMM-->  output spectrum
+//   output spectrum  --C2R-->  real  --scatter_tiles-->  y
+//
+// Everything is enqueued on the engine's stream; nothing synchronizes.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/engine.hpp"
+#include "fftconv/detail/kernels.cuh"
+#include "fftconv/detail/tiling.hpp"
+#include "fftconv/problem.hpp"
+
+namespace fftconv::detail {
+
+inline constexpr int block_threads = 256;
+
+// Grid-stride kernels: enough blocks to fill the GPU many times over, never
+// more than the hardware's grid limit.
+inline unsigned grid_blocks(std::int64_t total) {
+    const std::int64_t blocks = (total + block_threads - 1) / block_threads;
+    return unsigned(std::clamp<std::int64_t>(blocks, 1, std::int64_t{1} << 20));
+}
+
+template <class Geometry>
+constexpr tile_shape shape_of(const Geometry& geo) {
+    return tile_shape{geo.kernel_extent, geo.tile_extent};
+}
+
+// Pads, scales and transforms the filters of `p` into `spectrum`
+// ([bin][in_channel][out_channel], the layout multiply_spectra reads).
+template <class Geometry>
+void transform_filters(engine& e, const problem& p, const Geometry& geo, const pipeline_buffers& b,
+                       const float* w, cufftComplex* spectrum) {
+    const tiling t = make_tiling(p, shape_of(geo));
+    const std::int64_t total = t.filter_matrix * geo.tile_elements;
+    const float scale = 1.0f / float(geo.tile_elements);
+    pad_filters<<<grid_blocks(total), block_threads, 0, e.stream()>>>(
+        geo, p.in_channels, p.out_channels, w, b.real, total, scale);
+    FFTCONV_CHECK_LAUNCH();
+    e.execute(*b.filter_plan, fft_direction::forward, b.real, spectrum, b.fft_work);
+}
+
+// y = conv2d(x, w). Exactly one of `w` (spatial filters) and `spectrum`
+// (a filter spectrum made by transform_filters for this geometry) is non-null.
+template <class Geometry>
+void run_pipeline(engine& e, const problem& p, const Geometry& geo, const float* x, const float* w,
+                  const cufftComplex* spectrum, float* y) {
+    const tiling t = make_tiling(p, shape_of(geo));
+    const pipeline_buffers b = prepare(e, p, t);
+    if (w != nullptr) {
+        transform_filters(e, p, geo, b, w, b.filter_spectrum);
+        spectrum = b.filter_spectrum;
+    }
+
+    launch_extents in{p.batch, p.height, p.width, p.out_height(), p.out_width(),
+                      p.in_channels, t.tiles_wide, t.tiles_per_image};
+    const std::int64_t input_total = p.in_channels * t.gemm_rows * geo.tile_elements;
+    gather_tiles<<<grid_blocks(input_total), block_threads, 0, e.stream()>>>(geo, in, x, b.real,
+                                                                            input_total);
+    FFTCONV_CHECK_LAUNCH();
+    e.execute(*b.input_plan, fft_direction::forward, b.real, b.input_spectrum, b.fft_work);
+
+    multiply_spectra(e, p, t, spectrum, b);
+
+    e.execute(*b.output_plan, fft_direction::inverse, b.output_spectrum, b.real, b.fft_work);
+    launch_extents out = in;
+    out.channels = p.out_channels;
+    const std::int64_t output_total = p.output_elements();
+    scatter_tiles<<<grid_blocks(output_total), block_threads, 0, e.stream()>>>(geo, out, b.real, y,
+                                                                              output_total);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+}  // namespace fftconv::detail

@@ -1,0 +1,78 @@
+// fftconv/detail/tiling.hpp — how one problem is cut into tiles, and where
+// each intermediate lives in the workspace.
+//
+// Layouts (why: the batched GEMM needs, for every frequency bin, a dense
+// column-major matrix, so spectra are stored bin-major and cuFFT writes them
+// there directly through its output stride):
+//   real tiles       [channel][batch][tile_row][tile_col][T][T]   float
+//   input spectrum   [bin][in_channel][gemm_row]                  complex
+//   filter spectrum  [bin][in_channel][out_channel]               complex
+//   output spectrum  [bin][out_channel][gemm_row]                 complex
+// with gemm_row = batch_index * tiles_per_image + tile_row * tiles_wide + tile_col.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+
+#include "fftconv/config.hpp"
+#include "fftconv/problem.hpp"
+
+namespace fftconv::detail {
+
+inline constexpr std::size_t workspace_alignment = 256;
+
+constexpr std::size_t align_up(std::size_t bytes) {
+    return (bytes + workspace_alignment - 1) / workspace_alignment * workspace_alignment;
+}
+
+constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+struct tiling {
+    tile_shape shape;
+    std::int64_t tiles_high;       // tiles per image along the height
+    std::int64_t tiles_wide;       // tiles per image along the width
+    std::int64_t tiles_per_image;
+    std::int64_t gemm_rows;        // M of every per-bin GEMM: batch * tiles_per_image
+    std::int64_t filter_matrix;    // in_channels * out_channels
+
+    // Element counts of each intermediate.
+    std::int64_t real_elements;             // the real tile buffer (shared by all three real stages)
+    std::int64_t input_spectrum_elements;
+    std::int64_t filter_spectrum_elements;
+    std::int64_t output_spectrum_elements;
+
+    // Byte offsets in the workspace (the cuFFT work area comes last).
+    std::size_t real_offset() const { return 0; }
+    std::size_t input_spectrum_offset() const {
+        return real_offset() + align_up(sizeof(float) * std::size_t(real_elements));
+    }
+    std::size_t filter_spectrum_offset() const {
+        return input_spectrum_offset() + align_up(8 * std::size_t(input_spectrum_elements));
+    }
+    std::size_t output_spectrum_offset() const {
+        return filter_spectrum_offset() + align_up(8 * std::size_t(filter_spectrum_elements));
+    }
+    std::size_t fft_work_offset() const {
+        return output_spectrum_offset() + align_up(8 * std::size_t(output_spectrum_elements));
+    }
+};
+
+constexpr tiling make_tiling(const problem& p, tile_shape s) {
+    tiling t{};
+    t.shape = s;
+    t.tiles_high = ceil_div(p.out_height(), s.out_tile());
+    t.tiles_wide = ceil_div(p.out_width(), s.out_tile());
+    t.tiles_per_image = t.tiles_high * t.tiles_wide;
+    t.gemm_rows = p.batch * t.tiles_per_image;
+    t.filter_matrix = p.in_channels * p.out_channels;
+    const std::int64_t tile_count =
+        std::max({p.in_channels * t.gemm_rows, p.out_channels * t.gemm_rows, t.filter_matrix});
+    t.real_elements = tile_count * s.tile_elements();
+    t.input_spectrum_elements = std::int64_t{s.freq_bins()} * p.in_channels * t.gemm_rows;
+    t.filter_spectrum_elements = std::int64_t{s.freq_bins()} * t.filter_matrix;
+    t.output_spectrum_elements = std::int64_t{s.freq_bins()} * p.out_channels * t.gemm_rows;
+    return t;
+}
+
+}  // namespace fftconv::detail

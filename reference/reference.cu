@@ -1,0 +1,141 @@
+// reference/reference.cu — the float64 oracle, input generation and accuracy.
+#include <cmath>
+#include <limits>
+
+#include "fftconv/detail/check.hpp"
+#include "reference.hpp"
+
+namespace fftconv::reference {
+namespace {
+
+constexpr int threads = 256;
+
+unsigned blocks_for(std::int64_t n) {
+    return unsigned(std::min<std::int64_t>((n + threads - 1) / threads, std::int64_t{1} << 20));
+}
+
+// out_height/out_width/total come in as values: problem's members are host constexpr.
+__global__ void direct_conv_kernel(problem p, std::int64_t out_height, std::int64_t out_width,
+                                   std::int64_t total, const float* __restrict__ x,
+                                   const float* __restrict__ w, double* __restrict__ y) {
+    for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
+         idx += std::int64_t{gridDim.x} * blockDim.x) {
+        const std::int64_t j = idx % out_width;
+        const std::int64_t i = (idx / out_width) % out_height;
+        const std::int64_t o = (idx / (out_width * out_height)) % p.out_channels;
+        const std::int64_t b = idx / (out_width * out_height * p.out_channels);
+        double sum = 0.0;
+        for (std::int64_t c = 0; c < p.in_channels; ++c) {
+            const float* xc = x + ((b * p.in_channels + c) * p.height + i) * p.width + j;
+            const float* wc = w + (o * p.in_channels + c) * p.kernel_extent * p.kernel_extent;
+            for (std::int64_t u = 0; u < p.kernel_extent; ++u)
+                for (std::int64_t v = 0; v < p.kernel_extent; ++v)
+                    sum += double(xc[u * p.width + v]) * double(wc[u * p.kernel_extent + v]);
+        }
+        y[idx] = sum;
+    }
+}
+
+__device__ std::uint64_t splitmix64(std::uint64_t z) {
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+__global__ void normal_kernel(float* out, std::int64_t n, std::uint64_t seed) {
+    for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < n;
+         idx += std::int64_t{gridDim.x} * blockDim.x) {
+        const std::uint64_t h1 = splitmix64(seed * 0x632be59bd9b4e019ull + 2 * std::uint64_t(idx));
+        const std::uint64_t h2 = splitmix64(h1 ^ 0xd1b54a32d192ed03ull);
+        // 53-bit uniforms in (0, 1]: the log never sees 0.
+        const double u1 = (double(h1 >> 11) + 1.0) * 0x1.0p-53;
+        const double u2 = double(h2 >> 11) * 0x1.0p-53;
+        out[idx] = float(sqrt(-2.0 * log(u1)) * cospi(2.0 * u2));
+    }
+}
+
+__global__ void nan_kernel(float* out, std::int64_t n) {
+    for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < n;
+         idx += std::int64_t{gridDim.x} * blockDim.x)
+        out[idx] = __int_as_float(0x7fc00000);
+}
+
+}  // namespace
+
+void direct_conv_gpu(const problem& p, const float* x, const float* w, double* y, cudaStream_t stream) {
+    validate(p);
+    direct_conv_kernel<<<blocks_for(p.output_elements()), threads, 0, stream>>>(
+        p, p.out_height(), p.out_width(), p.output_elements(), x, w, y);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+std::vector<double> direct_conv_cpu(const problem& p, const std::vector<float>& x,
+                                    const std::vector<float>& w) {
+    validate(p);
+    std::vector<double> y(std::size_t(p.output_elements()));
+    std::size_t idx = 0;
+    for (std::int64_t b = 0; b < p.batch; ++b)
+        for (std::int64_t o = 0; o < p.out_channels; ++o)
+            for (std::int64_t i = 0; i < p.out_height(); ++i)
+                for (std::int64_t j = 0; j < p.out_width(); ++j) {
+                    double sum = 0.0;
+                    for (std::int64_t c = 0; c < p.in_channels; ++c)
+                        for (std::int64_t u = 0; u < p.kernel_extent; ++u)
+                            for (std::int64_t v = 0; v < p.kernel_extent; ++v)
+                                sum += double(x[std::size_t(((b * p.in_channels + c) * p.height + i + u) *
+                                                                p.width + j + v)]) *
+                                       double(w[std::size_t(((o * p.in_channels + c) * p.kernel_extent + u) *
+                                                                p.kernel_extent + v)]);
+                    y[idx++] = sum;
+                }
+    return y;
+}
+
+void fill_normal(float* device, std::int64_t n, std::uint64_t seed, cudaStream_t stream) {
+    normal_kernel<<<blocks_for(n), threads, 0, stream>>>(device, n, seed);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+void fill_nan(float* device, std::int64_t n, cudaStream_t stream) {
+    nan_kernel<<<blocks_for(n), threads, 0, stream>>>(device, n);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+accuracy compare(const std::vector<float>& y, const std::vector<double>& exact) {
+    accuracy a;
+    if (y.size() != exact.size()) {
+        a.non_finite = std::int64_t(std::max(y.size(), exact.size()));
+        return a;
+    }
+    double error_sq = 0, exact_sq = 0;
+    for (std::size_t k = 0; k < y.size(); ++k) {
+        if (!std::isfinite(y[k])) {
+            ++a.non_finite;
+            continue;
+        }
+        const double diff = double(y[k]) - exact[k];
+        error_sq += diff * diff;
+        exact_sq += exact[k] * exact[k];
+        const double fraction = std::abs(diff) / (absolute_tolerance + relative_tolerance * std::abs(exact[k]));
+        if (fraction > a.worst_fraction) {
+            a.worst_fraction = fraction;
+            a.worst_index = std::int64_t(k);
+        }
+    }
+    a.relative_l2 = exact_sq > 0 ? std::sqrt(error_sq / exact_sq) : std::sqrt(error_sq);
+    if (a.non_finite > 0) a.relative_l2 = std::numeric_limits<double>::infinity();
+    return a;
+}
+
+template <class T>
+static std::vector<T> copy_to_host(const T* device, std::int64_t n) {
+    std::vector<T> host(static_cast<std::size_t>(n));
+    FFTCONV_CUDA_TRY(cudaMemcpy(host.data(), device, sizeof(T) * std::size_t(n), cudaMemcpyDeviceToHost));
+    return host;
+}
+
+std::vector<float> to_host(const float* device, std::int64_t n) { return copy_to_host(device, n); }
+std::vector<double> to_host(const double* device, std::int64_t n) { return copy_to_host(device, n); }
+
+}  // namespace fftconv::reference

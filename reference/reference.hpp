@@ -1,0 +1,68 @@
+// reference/reference.hpp — what fftconv is checked against: an exact
+// float64 direct convolution (GPU and CPU), seeded normal inputs drawn on the
+// device, and the accuracy measures the tests and the bench report.
+// Used by test/ and bench/; not part of the installed library.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "fftconv/detail/device_buffer.hpp"
+#include "fftconv/problem.hpp"
+
+namespace fftconv::reference {
+
+// The float64 cross-correlation of float inputs, one thread per output, every
+// product and sum in double: obviously right, and exact enough (relative error
+// ~1e-16) to judge float32 results. Device pointers; y is [B, Cout, Ho, Wo].
+void direct_conv_gpu(const problem& p, const float* x, const float* w, double* y, cudaStream_t stream);
+
+// The same on the CPU, for small problems (host vectors, sizes from p).
+std::vector<double> direct_conv_cpu(const problem& p, const std::vector<float>& x,
+                                    const std::vector<float>& w);
+
+// Fills n floats with normal(0, 1) draws that depend only on (seed, index):
+// a counter-based hash (splitmix64) feeding Box-Muller.
+void fill_normal(float* device, std::int64_t n, std::uint64_t seed, cudaStream_t stream);
+
+// Fills n floats with NaN (the poison an unwritten output shows up as).
+void fill_nan(float* device, std::int64_t n, cudaStream_t stream);
+
+// The accuracy bar of the project: every element within
+// absolute_tolerance + relative_tolerance * |exact|, and relative L2 <= max_relative_l2.
+inline constexpr double absolute_tolerance = 1e-3;
+inline constexpr double relative_tolerance = 1e-3;
+inline constexpr double max_relative_l2 = 1e-6;
+
+struct accuracy {
+    double relative_l2 = 0;       // ||y - exact|| / ||exact||
+    double worst_fraction = 0;    // max |y - exact| / (atol + rtol |exact|): <= 1 passes
+    std::int64_t worst_index = -1;
+    std::int64_t non_finite = 0;  // NaN or Inf elements (an unwritten output is NaN)
+    bool passes() const {
+        return non_finite == 0 && relative_l2 <= max_relative_l2 && worst_fraction <= 1.0;
+    }
+};
+
+accuracy compare(const std::vector<float>& y, const std::vector<double>& exact);
+
+// Copies n device elements to a host vector (synchronous).
+std::vector<float> to_host(const float* device, std::int64_t n);
+std::vector<double> to_host(const double* device, std::int64_t n);
+
+// Device memory for tests and bench, owned (rule of zero).
+template <class T>
+struct device_array {
+    detail::device_buffer memory;
+    std::int64_t size = 0;
+    T* data() const { return static_cast<T*>(memory.get()); }
+};
+
+template <class T>
+device_array<T> make_device_array(std::int64_t n) {
+    return {detail::allocate_device(std::size_t(n) * sizeof(T), "a reference buffer"), n};
+}
+
+}  // namespace fftconv::reference

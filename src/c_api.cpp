@@ -1,0 +1,112 @@
+// src/c_api.cpp — the C ABI: exceptions become status codes plus a
+// per-thread message; nothing escapes across the extern "C" boundary.
+#include <exception>
+#include <new>
+#include <string>
+
+#include "fftconv/context.hpp"
+#include "fftconv/fftconv.h"
+#include "fftconv/status.hpp"
+
+struct fftconv_context_t {
+    fftconv::context cxx;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+static_assert(int(fftconv::status::internal_error) == FFTCONV_INTERNAL_ERROR &&
+                  int(fftconv::status::invalid_argument) == FFTCONV_INVALID_ARGUMENT &&
+                  int(fftconv::status::out_of_memory) == FFTCONV_OUT_OF_MEMORY,
+              "fftconv::status and fftconv_status must keep the same numbering");
+
+fftconv_status fail(fftconv_status s, std::string message) {
+    last_error = std::move(message);
+    return s;
+}
+
+// Runs `f`, turning every exception into a status and last_error.
+template <class F>
+fftconv_status guarded(F&& f) noexcept {
+    try {
+        last_error.clear();
+        f();
+        return FFTCONV_SUCCESS;
+    } catch (const fftconv::error& e) {
+        return fail(fftconv_status(int(e.code())), e.what());
+    } catch (const std::bad_alloc&) {
+        return fail(FFTCONV_OUT_OF_MEMORY, "fftconv: host memory allocation failed");
+    } catch (const std::exception& e) {
+        return fail(FFTCONV_INTERNAL_ERROR, std::string("fftconv: ") + e.what());
+    } catch (...) {
+        return fail(FFTCONV_INTERNAL_ERROR, "fftconv: unknown exception");
+    }
+}
+
+void require(const void* p, const char* name) {
+    if (p == nullptr)
+        throw fftconv::error(fftconv::status::invalid_argument,
+                             std::string("fftconv: ") + name + " is a null pointer");
+}
+
+fftconv::problem to_cxx(const fftconv_problem* p) {
+    require(p, "problem");
+    return {p->batch, p->in_channels, p->out_channels, p->height, p->width, p->kernel_extent};
+}
+
+}  // namespace
+
+extern "C" {
+
+fftconv_status fftconv_create(fftconv_context* context, cudaStream_t stream) {
+    return guarded([&] {
+        require(context, "context (the output argument)");
+        *context = new fftconv_context_t{fftconv::context(stream)};
+    });
+}
+
+fftconv_status fftconv_destroy(fftconv_context context) {
+    delete context;  // destructors do not throw
+    last_error.clear();
+    return FFTCONV_SUCCESS;
+}
+
+fftconv_status fftconv_set_stream(fftconv_context context, cudaStream_t stream) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.set_stream(stream);
+    });
+}
+
+fftconv_status fftconv_workspace_size(fftconv_context context, const fftconv_problem* problem,
+                                      size_t* bytes) {
+    return guarded([&] {
+        require(context, "context");
+        require(bytes, "bytes (the output argument)");
+        *bytes = context->cxx.workspace_size(to_cxx(problem));
+    });
+}
+
+fftconv_status fftconv_reserve(fftconv_context context, const fftconv_problem* problem) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.reserve(to_cxx(problem));
+    });
+}
+
+fftconv_status fftconv_conv2d(fftconv_context context, const fftconv_problem* problem,
+                              const float* x, const float* w, float* y) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.conv2d(to_cxx(problem), x, w, y);
+    });
+}
+
+const char* fftconv_last_error(void) { return last_error.c_str(); }
+
+const char* fftconv_status_string(fftconv_status status) {
+    return fftconv::to_string(fftconv::status(int(status)));
+}
+
+}  // extern "C"

@@ -1,0 +1,73 @@
+// src/dispatch_table.hpp — the configurations compiled into the library, and
+// the one lookup that maps a problem to its geometry.
+//
+// Each entry is a tile_config; src/context.cu instantiates the pipeline for
+// every entry, and a runtime problem is matched against them in table order.
+// The tile extents are the ones the bench run cited next to each entry chose.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include <boost/hana/tuple.hpp>
+#include <boost/hana/unpack.hpp>
+
+#include "fftconv/config.hpp"
+#include "fftconv/dispatch.hpp"
+#include "fftconv/problem.hpp"
+#include "fftconv/status.hpp"
+
+namespace fftconv::detail {
+
+// A tile_config as a type, so the table can carry it into templates.
+template <tile_config Cfg>
+struct config_constant {
+    static constexpr tile_config value = Cfg;
+};
+
+// Tile extents: the seed prototype's A100 sweep (to be re-tuned on the H200; see docs/performance.md).
+inline constexpr auto compiled_table = boost::hana::make_tuple(
+    config_constant<tile_config{8, 64, 32}>{},     // leaderboard 128 K8 C64
+    config_constant<tile_config{16, 64, 40}>{},    // leaderboard 128 K16 C64
+    config_constant<tile_config{16, 128, 42}>{},   // leaderboard 256 K16 C128
+    config_constant<tile_config{32, 128, 64}>{});  // leaderboard 256 K32 C128
+
+inline constexpr auto compiled_array = boost::hana::unpack(
+    compiled_table, [](auto... c) { return std::array<tile_config, sizeof...(c)>{decltype(c)::value...}; });
+
+// A problem runs a compiled configuration when the kernel extent matches and
+// both channel counts equal the configuration's channels.
+constexpr bool matches(const tile_config& c, const problem& p) {
+    return p.kernel_extent == c.kernel_extent && p.in_channels == c.channels &&
+           p.out_channels == c.channels;
+}
+
+// Calls f(tile_geometry<Cfg>{}) for the first entry that matches `p` and
+// returns true, or returns false when none does (a short-circuit || fold:
+// the first hit stops the search).
+template <class F>
+bool with_compiled_geometry(const problem& p, F&& f) {
+    return boost::hana::unpack(compiled_table, [&](auto... c) {
+        return ((matches(decltype(c)::value, p) && (f(tile_geometry<decltype(c)::value>{}), true)) ||
+                ...);
+    });
+}
+
+// The single dispatch mechanism: calls f with the geometry `p` runs with — a
+// compiled tile_geometry<Cfg> when the table has a match (and no tile extent
+// is forced), else runtime_geometry with the forced or heuristic extent.
+// Validates `p` and `forced_tile_extent` first.
+template <class F>
+void with_geometry(const problem& p, int forced_tile_extent, F&& f) {
+    validate(p);
+    if (forced_tile_extent < 0 || (forced_tile_extent > 0 && forced_tile_extent < p.kernel_extent))
+        throw error(status::invalid_argument,
+                    "fftconv: forced tile extent " + std::to_string(forced_tile_extent) +
+                        " must be 0 (automatic) or at least problem.kernel_extent = " +
+                        std::to_string(p.kernel_extent));
+    if (forced_tile_extent == 0 && with_compiled_geometry(p, f)) return;
+    const int extent = forced_tile_extent > 0 ? forced_tile_extent : choose_tile_extent(p);
+    f(runtime_geometry::from(tile_shape{int(p.kernel_extent), extent}));
+}
+
+}  // namespace fftconv::detail

@@ -1,0 +1,86 @@
+// Accuracy against the float64 oracle: every compiled configuration, every
+// leaderboard shape, and hundreds of seeded random problems through the
+// generic path (odd sizes, H != W, Cin != Cout, K from 1 to the image).
+#include <algorithm>
+#include <cstdio>
+#include <random>
+
+#include "conv_check.hpp"
+#include "fftconv/dispatch.hpp"
+#include "leaderboard.hpp"
+
+using namespace fftconv;
+
+TEST_CASE("every compiled configuration on its leaderboard shape, and on an odd-sized image") {
+    context ctx;
+    for (const tile_config& c : compiled_configs()) {
+        CAPTURE(c.kernel_extent);
+        CAPTURE(c.channels);
+        CAPTURE(c.tile_extent);
+        const reference::leaderboard_shape* home = nullptr;
+        for (const auto& s : reference::leaderboard)
+            if (s.kernel_extent == c.kernel_extent && s.channels == c.channels) home = &s;
+        REQUIRE(home != nullptr);
+        REQUIRE(ctx.plan(home->as_problem()).compiled);
+        testing::check_conv(ctx, home->as_problem(), home->seed);
+        // Same configuration, an awkward image: partial tiles on both edges, H != W, batch 3.
+        const problem odd{3, c.channels, c.channels, c.kernel_extent + 45, c.kernel_extent + 70,
+                          c.kernel_extent};
+        REQUIRE(ctx.plan(odd).config == c);
+        testing::check_conv(ctx, odd, 77 + std::uint64_t(c.tile_extent));
+    }
+}
+
+TEST_CASE("all ten leaderboard shapes") {
+    context ctx;
+    for (const auto& s : reference::leaderboard) {
+        const reference::accuracy a = testing::check_conv(ctx, s.as_problem(), s.seed);
+        std::printf("leaderboard %-9s size=%d K=%d C=%d B=%d: rel_l2=%.3g worst=%.3f of tolerance\n",
+                    s.role, s.size, s.kernel_extent, s.channels, s.batch, a.relative_l2,
+                    a.worst_fraction);
+    }
+}
+
+TEST_CASE("seeded random problems through the generic path") {
+    context ctx;
+    std::mt19937_64 rng(20261130);
+    auto uniform = [&](std::int64_t lo, std::int64_t hi) {
+        return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+    };
+    constexpr int count = 240;
+    double worst_l2 = 0, worst_fraction = 0;
+    for (int i = 0; i < count; ++i) {
+        problem p;
+        p.batch = uniform(1, 3);
+        p.in_channels = uniform(1, 24);
+        p.out_channels = uniform(0, 3) == 0 ? p.in_channels : uniform(1, 24);
+        p.height = uniform(1, 96);
+        p.width = uniform(0, 3) == 0 ? p.height : uniform(1, 96);
+        const std::int64_t largest = std::min(p.height, p.width);
+        switch (i % 6) {  // spread K over its whole range, edges included
+            case 0: p.kernel_extent = 1; break;
+            case 1: p.kernel_extent = largest; break;  // a single output row or column
+            case 2: p.kernel_extent = uniform(1, std::min<std::int64_t>(largest, 5)); break;
+            default: p.kernel_extent = uniform(1, largest); break;
+        }
+        if (i % 10 == 9) p.height = p.width = p.kernel_extent;  // 1 x 1 output
+        const reference::accuracy a = testing::check_conv(ctx, p, 1000 + std::uint64_t(i));
+        worst_l2 = std::max(worst_l2, a.relative_l2);
+        worst_fraction = std::max(worst_fraction, a.worst_fraction);
+    }
+    std::printf("%d random problems: worst rel_l2=%.3g, worst element %.3f of tolerance\n", count,
+                worst_l2, worst_fraction);
+}
+
+TEST_CASE("large images, up to 1024 x 1024, and large kernels") {
+    context ctx;
+    for (const problem& p : {problem{1, 3, 4, 1024, 1024, 7},
+                             problem{2, 2, 2, 1024, 1000, 33},
+                             problem{1, 4, 2, 1024, 1024, 1},
+                             problem{1, 2, 3, 300, 301, 300},
+                             problem{1, 1, 1, 1024, 1024, 1024}}) {
+        const reference::accuracy a = testing::check_conv(ctx, p, 4242);
+        std::printf("%s (tile %d): rel_l2=%.3g worst=%.3f\n", to_string(p).c_str(),
+                    ctx.plan(p).config.tile_extent, a.relative_l2, a.worst_fraction);
+    }
+}

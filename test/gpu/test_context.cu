@@ -1,0 +1,188 @@
+// The context's contract: filter reuse, streams, CUDA-graph capture (no
+// allocation or synchronization after warm-up), errors that leave the output
+// untouched, and configurations compiled by user code.
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "conv_check.hpp"
+#include "fftconv/specialize.cuh"
+
+using namespace fftconv;
+
+namespace {
+
+struct stream_holder {
+    cudaStream_t s = nullptr;
+    stream_holder() { FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+    ~stream_holder() { (void)cudaStreamDestroy(s); }
+};
+
+void filter_twice(context& ctx, const problem& p, const float* x, const float* w, float* y) {
+    const filter_spectrum spectrum = ctx.transform_filter(p, w);
+    ctx.conv2d(p, x, spectrum, y);
+}
+
+}  // namespace
+
+TEST_CASE("a transformed filter reused gives the oracle's answer, bit for bit the plain call's") {
+    context ctx;
+    for (const problem& p : {problem{2, 64, 64, 100, 90, 8}, problem{1, 5, 9, 40, 33, 6}}) {
+        testing::check_conv(ctx, p, 31, filter_twice);
+        // Same inputs both ways: identical bits.
+        auto x = reference::make_device_array<float>(p.input_elements());
+        auto w = reference::make_device_array<float>(p.filter_elements());
+        auto y1 = reference::make_device_array<float>(p.output_elements());
+        auto y2 = reference::make_device_array<float>(p.output_elements());
+        reference::fill_normal(x.data(), x.size, 1, ctx.stream());
+        reference::fill_normal(w.data(), w.size, 2, ctx.stream());
+        ctx.conv2d(p, x.data(), w.data(), y1.data());
+        const filter_spectrum s = ctx.transform_filter(p, w.data());
+        CHECK(s.bytes() == 8 * std::size_t(s.shape().freq_bins()) * std::size_t(p.in_channels * p.out_channels));
+        ctx.conv2d(p, x.data(), s, y2.data());
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+        const auto h1 = reference::to_host(y1.data(), y1.size);
+        const auto h2 = reference::to_host(y2.data(), y2.size);
+        CHECK(std::memcmp(h1.data(), h2.data(), h1.size() * sizeof(float)) == 0);
+    }
+}
+
+TEST_CASE("a filter spectrum refuses a problem it was not made for") {
+    context ctx;
+    const problem p{1, 4, 4, 32, 32, 5};
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto y = reference::make_device_array<float>(p.output_elements());
+    reference::fill_normal(w.data(), w.size, 3, ctx.stream());
+    const filter_spectrum s = ctx.transform_filter(p, w.data());
+    const problem other{1, 4, 5, 32, 32, 5};
+    CHECK_THROWS_WITH_AS(ctx.conv2d(other, x.data(), s, y.data()),
+                         doctest::Contains("the filter spectrum was made for in_channels=4 out_channels=4"),
+                         error);
+}
+
+TEST_CASE("work runs on the context's stream, and can move to another") {
+    stream_holder a, b;
+    context ctx(a.s);
+    CHECK(ctx.stream() == a.s);
+    testing::check_conv(ctx, problem{2, 64, 64, 128, 128, 16}, 5);
+    ctx.set_stream(b.s);
+    CHECK(ctx.stream() == b.s);
+    testing::check_conv(ctx, problem{2, 64, 64, 128, 128, 16}, 6);
+}
+
+TEST_CASE("after reserve, calls are captured in a CUDA graph and replay correctly") {
+    stream_holder s;
+    context ctx(s.s);
+    const problem p{2, 128, 128, 120, 130, 16};
+    ctx.reserve(p);
+    const std::size_t capacity = ctx.engine().workspace_capacity();
+    CHECK(capacity >= ctx.workspace_size(p));
+
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto y = reference::make_device_array<float>(p.output_elements());
+    auto exact = reference::make_device_array<double>(p.output_elements());
+
+    // Global capture mode: any allocation or synchronization inside fails the capture.
+    cudaGraph_t graph = nullptr;
+    FFTCONV_CUDA_TRY(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal));
+    ctx.conv2d(p, x.data(), w.data(), y.data());
+    FFTCONV_CUDA_TRY(cudaStreamEndCapture(s.s, &graph));
+    cudaGraphExec_t exec = nullptr;
+    FFTCONV_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));
+
+    for (std::uint64_t round = 0; round < 3; ++round) {  // fresh inputs each replay
+        reference::fill_normal(x.data(), x.size, 100 + round, s.s);
+        reference::fill_normal(w.data(), w.size, 200 + round, s.s);
+        reference::fill_nan(y.data(), y.size, s.s);
+        FFTCONV_CUDA_TRY(cudaGraphLaunch(exec, s.s));
+        reference::direct_conv_gpu(p, x.data(), w.data(), exact.data(), s.s);
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(s.s));
+        const auto a = reference::compare(reference::to_host(y.data(), y.size),
+                                          reference::to_host(exact.data(), exact.size));
+        CAPTURE(round);
+        CHECK(a.passes());
+    }
+    CHECK(ctx.engine().workspace_capacity() == capacity);
+    (void)cudaGraphExecDestroy(exec);
+    (void)cudaGraphDestroy(graph);
+}
+
+TEST_CASE("the workspace grows to the largest problem and then stays") {
+    context ctx;
+    const problem small{1, 8, 8, 40, 40, 5};
+    const problem large{2, 32, 32, 200, 180, 9};
+    testing::check_conv(ctx, small, 1);
+    testing::check_conv(ctx, large, 2);
+    const std::size_t capacity = ctx.engine().workspace_capacity();
+    CHECK(capacity >= ctx.workspace_size(large));
+    CHECK(capacity >= ctx.workspace_size(small));
+    testing::check_conv(ctx, small, 3);
+    testing::check_conv(ctx, large, 4);
+    CHECK(ctx.engine().workspace_capacity() == capacity);
+}
+
+TEST_CASE("bad input throws invalid_argument naming the problem, and leaves y untouched") {
+    context ctx;
+    const problem good{1, 3, 3, 16, 16, 3};
+    auto x = reference::make_device_array<float>(good.input_elements());
+    auto w = reference::make_device_array<float>(good.filter_elements());
+    auto y = reference::make_device_array<float>(good.output_elements());
+    reference::fill_normal(x.data(), x.size, 1, ctx.stream());
+    reference::fill_normal(w.data(), w.size, 2, ctx.stream());
+    FFTCONV_CUDA_TRY(cudaMemsetAsync(y.data(), 0x7f, sizeof(float) * std::size_t(y.size), ctx.stream()));
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+    const auto before = reference::to_host(y.data(), y.size);
+
+    auto expect_invalid = [&](auto&& call, const std::string& message) {
+        try {
+            call();
+            FAIL("accepted: " << message);
+        } catch (const error& e) {
+            CHECK(e.code() == status::invalid_argument);
+            CHECK_MESSAGE(std::string(e.what()).find(message) != std::string::npos, e.what());
+        }
+    };
+    expect_invalid([&] { ctx.conv2d(problem{1, 3, 3, 16, 16, 17}, x.data(), w.data(), y.data()); },
+                   "problem.kernel_extent = 17 exceeds problem.height = 16");
+    expect_invalid([&] { ctx.conv2d(problem{0, 3, 3, 16, 16, 3}, x.data(), w.data(), y.data()); },
+                   "problem.batch = 0");
+    expect_invalid([&] { ctx.conv2d(good, nullptr, w.data(), y.data()); }, "x is a null pointer");
+    expect_invalid([&] { ctx.conv2d(good, x.data(), nullptr, y.data()); }, "w is a null pointer");
+    expect_invalid([&] { ctx.force_tile_extent(-3); }, "force_tile_extent(-3)");
+    ctx.force_tile_extent(2);
+    expect_invalid([&] { ctx.conv2d(good, x.data(), w.data(), y.data()); }, "forced tile extent 2");
+    ctx.force_tile_extent(0);
+
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+    const auto after = reference::to_host(y.data(), y.size);
+    CHECK(std::memcmp(before.data(), after.data(), before.size() * sizeof(float)) == 0);
+}
+
+TEST_CASE("a forced tile extent runs the generic path and stays correct") {
+    context ctx;
+    const problem p{2, 64, 64, 128, 128, 8};
+    for (int t : {8, 15, 16, 27, 32, 48, 64, 128, 135}) {
+        ctx.force_tile_extent(t);
+        REQUIRE_FALSE(ctx.plan(p).compiled);
+        REQUIRE(ctx.plan(p).config.tile_extent == t);
+        testing::check_conv(ctx, p, std::uint64_t(t));
+    }
+}
+
+namespace {
+constexpr tile_config user_config{5, 6, 16};  // a configuration the library was not built with
+}
+
+TEST_CASE("user code compiles and runs its own configuration") {
+    context ctx;
+    const problem p{2, 6, 6, 50, 41, 5};
+    testing::check_conv(ctx, p, 9, [](context& c, const problem& q, const float* x, const float* w,
+                                      float* y) { conv2d<user_config>(c, q, x, w, y); });
+    auto buffer = reference::make_device_array<float>(1 << 16);
+    CHECK_THROWS_WITH_AS(conv2d<user_config>(ctx, problem{1, 6, 7, 50, 41, 5}, buffer.data(),
+                                             buffer.data(), buffer.data()),
+                         doctest::Contains("does not fit the configuration kernel_extent=5 channels=6"),
+                         error);
+}

@@ -1,0 +1,105 @@
+// Dispatch: which table entry each leaderboard shape lands on, which
+// problems miss the table, and what the generic path's heuristic picks.
+#include "doctest.hpp"
+
+#include <string>
+
+#include "fftconv/dispatch.hpp"
+#include "fftconv/status.hpp"
+#include "leaderboard.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+bool fft_friendly(int n) {
+    for (int r : {2, 3, 5, 7})
+        while (n % r == 0) n /= r;
+    return n == 1;
+}
+
+}  // namespace
+
+TEST_CASE("every benchmark leaderboard shape lands on its compiled entry") {
+    for (const auto& s : reference::leaderboard) {
+        const dispatch_decision d = choose_dispatch(s.as_problem());
+        CAPTURE(s.size);
+        CAPTURE(s.kernel_extent);
+        CAPTURE(s.channels);
+        if (std::string(s.role) == "benchmark") {
+            REQUIRE(d.compiled);
+            CHECK(d.config.kernel_extent == s.kernel_extent);
+            CHECK(d.config.channels == s.channels);
+        }
+    }
+    // The table, entry by entry (first match wins).
+    CHECK(choose_dispatch(problem{4, 64, 64, 128, 128, 8}).config == compiled_configs()[0]);
+    CHECK(choose_dispatch(problem{4, 64, 64, 128, 128, 16}).config == compiled_configs()[1]);
+    CHECK(choose_dispatch(problem{2, 128, 128, 256, 256, 16}).config == compiled_configs()[2]);
+    CHECK(choose_dispatch(problem{1, 128, 128, 256, 256, 32}).config == compiled_configs()[3]);
+}
+
+TEST_CASE("a compiled entry serves every image size and batch with its K and channels") {
+    const dispatch_decision d = choose_dispatch(problem{7, 64, 64, 33, 500, 8});
+    CHECK(d.compiled);
+    CHECK(d.config == compiled_configs()[0]);
+}
+
+TEST_CASE("problems outside the table take the generic path") {
+    for (const problem& p : {problem{1, 16, 16, 32, 32, 4},      // leaderboard test shape, K = 4
+                             problem{4, 64, 32, 128, 128, 8},    // in != out
+                             problem{4, 63, 63, 128, 128, 8},    // other channels
+                             problem{1, 128, 128, 256, 256, 24}, // other K
+                             problem{3, 5, 7, 1024, 1000, 1},
+                             problem{1, 2, 3, 17, 17, 17}}) {
+        CAPTURE(to_string(p));
+        const dispatch_decision d = choose_dispatch(p);
+        CHECK_FALSE(d.compiled);
+        CHECK(d.config.channels == 0);
+        CHECK(d.config.kernel_extent == p.kernel_extent);
+        CHECK(d.config.tile_extent == choose_tile_extent(p));
+    }
+}
+
+TEST_CASE("the heuristic's tile is cuFFT-friendly, holds the kernel and does not outgrow the image") {
+    for (std::int64_t h : {1, 5, 16, 33, 100, 256, 1024}) {
+        for (std::int64_t k : {1, 2, 3, 5, 8, 13, 32, 100}) {
+            if (k > h) continue;
+            for (std::int64_t c : {1, 16, 128}) {
+                const problem p{2, c, c, h, h, k};
+                const int t = choose_tile_extent(p);
+                CAPTURE(to_string(p));
+                CAPTURE(t);
+                CHECK(t >= k);
+                CHECK(fft_friendly(t));
+                // Larger than one tile covering the whole output only if that is unfriendly.
+                int covering = int(h);
+                while (!fft_friendly(covering)) ++covering;
+                CHECK(t <= covering);
+            }
+        }
+    }
+    // A kernel as large as the image: one tile, one output.
+    CHECK(choose_tile_extent(problem{1, 4, 4, 9, 9, 9}) >= 9);
+}
+
+TEST_CASE("a forced tile extent bypasses the table and is checked against the kernel") {
+    const problem p{4, 64, 64, 128, 128, 8};
+    const dispatch_decision d = choose_dispatch(p, 48);
+    CHECK_FALSE(d.compiled);
+    CHECK(d.config.tile_extent == 48);
+    try {
+        choose_dispatch(p, 7);
+        FAIL("a tile smaller than the kernel was accepted");
+    } catch (const error& e) {
+        CHECK(e.code() == status::invalid_argument);
+        CHECK(std::string(e.what()).find("forced tile extent 7") != std::string::npos);
+    }
+    CHECK_THROWS_AS(choose_dispatch(p, -1), error);
+}
+
+TEST_CASE("dispatch validates the problem first") {
+    CHECK_THROWS_WITH_AS(choose_dispatch(problem{1, 1, 1, 4, 4, 5}),
+                         doctest::Contains("problem.kernel_extent = 5 exceeds problem.height = 4"),
+                         error);
+}
