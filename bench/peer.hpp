@@ -1,0 +1,22 @@
+// bench/peer.hpp — a measured run of one algorithm on one shape: fftconv
+// itself, or a peer (cuDNN) in the same process on the same inputs.
+#pragma once
+
+#include <string>
+
+#include "reference.hpp"
+#include "timing.hpp"
+
+namespace fftconv::bench {
+
+struct algorithm_result {
+    std::string name;        // "fftconv", "cudnn_deterministic", "cudnn_fastest"
+    std::string detail;      // tile extent, cuDNN algorithm name, ...
+    bool ran = false;        // false: not available (why in `detail`)
+    timing time;
+    reference::accuracy accuracy;
+    std::size_t workspace_bytes = 0;
+    std::size_t peak_bytes = 0;  // device memory the algorithm held beyond the inputs and output
+};
+
+}  // namespace fftconv::bench

@@ -1,0 +1,258 @@
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace fftconv::bench {
+namespace {
+
+std::string shape_label(const shape_result& s) {
+    const problem& p = s.shape;
+    std::ostringstream o;
+    o << p.height << "x" << p.width << " K" << p.kernel_extent << " C" << p.in_channels;
+    if (p.out_channels != p.in_channels) o << "->" << p.out_channels;
+    o << " B" << p.batch;
+    return o.str();
+}
+
+const algorithm_result* find(const shape_result& s, const std::string& name) {
+    for (const auto& a : s.algorithms)
+        if (a.name == name && a.ran) return &a;
+    return nullptr;
+}
+
+std::vector<std::string> algorithm_names(const std::vector<shape_result>& shapes) {
+    std::vector<std::string> names;
+    for (const auto& s : shapes)
+        for (const auto& a : s.algorithms)
+            if (std::find(names.begin(), names.end(), a.name) == names.end()) names.push_back(a.name);
+    return names;
+}
+
+std::string json_escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+std::string number(double v) {
+    if (!std::isfinite(v)) return "null";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
+std::ofstream open_or_throw(const std::string& path) {
+    std::ofstream f(path);
+    if (!f) throw std::runtime_error("cannot write " + path);
+    return f;
+}
+
+}  // namespace
+
+std::vector<summary_row> summarize(const std::vector<shape_result>& shapes) {
+    const bool any_benchmark = std::any_of(shapes.begin(), shapes.end(),
+                                           [](const shape_result& s) { return s.role == "benchmark"; });
+    std::vector<summary_row> rows;
+    for (const std::string& name : algorithm_names(shapes)) {
+        summary_row r{name};
+        double log_sum = 0;
+        bool complete = true;
+        for (const auto& s : shapes) {
+            if (any_benchmark && s.role != "benchmark") continue;
+            const algorithm_result* a = find(s, name);
+            if (a == nullptr) {
+                complete = false;
+                continue;
+            }
+            ++r.shapes;
+            r.total_mean_ms += a->time.mean_ms;
+            log_sum += std::log(a->time.mean_ms);
+        }
+        r.geomean_mean_ms = r.shapes ? std::exp(log_sum / r.shapes) : 0;
+        if (!complete) r.name += " (incomplete)";
+        rows.push_back(r);
+    }
+    return rows;
+}
+
+void print_table(const run_info& info, const std::vector<shape_result>& shapes) {
+    std::printf("\nfftconv-bench on %s (driver %s, CUDA runtime %s), commit %s\n", info.gpu.c_str(),
+                info.driver.c_str(), info.cuda_runtime.c_str(), info.commit.c_str());
+    std::printf("%d timed calls per algorithm and shape, %s, %s\n\n", info.repetitions,
+                info.l2_flush ? "L2 flushed before each" : "L2 NOT flushed",
+                info.reuse_filter ? "filter transformed once and reused" : "fresh filter FFT in every call");
+    std::printf("%-24s %-20s %-26s %9s %9s %9s %10s %8s %9s %8s\n", "shape", "algorithm", "detail",
+                "mean ms", "median", "min", "rel L2", "worst", "peak MiB", "speedup");
+    for (const auto& s : shapes) {
+        const algorithm_result* ours = find(s, "fftconv");
+        for (const auto& a : s.algorithms) {
+            if (!a.ran) {
+                std::printf("%-24s %-20s %s\n", shape_label(s).c_str(), a.name.c_str(), a.detail.c_str());
+                continue;
+            }
+            const double speedup = ours ? a.time.mean_ms / ours->time.mean_ms : 0;
+            std::printf("%-24s %-20s %-26s %9.4f %9.4f %9.4f %10.3g %8.3f %9.1f %7.2fx%s\n",
+                        shape_label(s).c_str(), a.name.c_str(), a.detail.c_str(), a.time.mean_ms,
+                        a.time.median_ms, a.time.min_ms, a.accuracy.relative_l2,
+                        a.accuracy.worst_fraction, double(a.peak_bytes) / (1 << 20), speedup,
+                        a.accuracy.passes() ? "" : "   <-- FAILS the accuracy bar");
+        }
+    }
+    std::printf("\n%-28s %6s %14s %16s\n", "totals (benchmark shapes)", "shapes", "total mean ms",
+                "geomean mean ms");
+    for (const auto& r : summarize(shapes))
+        std::printf("%-28s %6d %14.4f %16.4f\n", r.name.c_str(), r.shapes, r.total_mean_ms, r.geomean_mean_ms);
+}
+
+void write_json(const std::string& path, const run_info& info, const std::vector<shape_result>& shapes) {
+    std::ofstream f = open_or_throw(path);
+    f << "{\n  \"tool\": \"fftconv-bench\",\n";
+    f << "  \"gpu\": \"" << json_escape(info.gpu) << "\",\n";
+    f << "  \"driver\": \"" << info.driver << "\",\n  \"cuda_runtime\": \"" << info.cuda_runtime << "\",\n";
+    f << "  \"cufft\": \"" << info.cufft << "\",\n  \"cublas\": \"" << info.cublas << "\",\n";
+    f << "  \"cudnn\": \"" << info.cudnn << "\",\n  \"commit\": \"" << json_escape(info.commit) << "\",\n";
+    f << "  \"date\": \"" << info.date << "\",\n  \"repetitions\": " << info.repetitions << ",\n";
+    f << "  \"l2_flush\": " << (info.l2_flush ? "true" : "false")
+      << ",\n  \"l2_flush_bytes\": " << info.l2_flush_bytes << ",\n";
+    f << "  \"reuse_filter\": " << (info.reuse_filter ? "true" : "false") << ",\n";
+    f << "  \"accuracy_bar\": {\"max_relative_l2\": 1e-6, \"elementwise\": \"|y - exact| <= 1e-3 + 1e-3 |exact|\"},\n";
+    f << "  \"shapes\": [\n";
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const auto& s = shapes[i];
+        const problem& p = s.shape;
+        f << "    {\"role\": \"" << s.role << "\", \"batch\": " << p.batch << ", \"in_channels\": "
+          << p.in_channels << ", \"out_channels\": " << p.out_channels << ", \"height\": " << p.height
+          << ", \"width\": " << p.width << ", \"kernel_extent\": " << p.kernel_extent
+          << ", \"seed\": " << s.seed << ",\n     \"algorithms\": [\n";
+        for (std::size_t j = 0; j < s.algorithms.size(); ++j) {
+            const auto& a = s.algorithms[j];
+            f << "       {\"name\": \"" << a.name << "\", \"detail\": \"" << json_escape(a.detail)
+              << "\", \"ran\": " << (a.ran ? "true" : "false");
+            if (a.ran) {
+                f << ", \"mean_ms\": " << number(a.time.mean_ms) << ", \"median_ms\": "
+                  << number(a.time.median_ms) << ", \"min_ms\": " << number(a.time.min_ms)
+                  << ", \"relative_l2\": " << number(a.accuracy.relative_l2)
+                  << ", \"worst_fraction_of_tolerance\": " << number(a.accuracy.worst_fraction)
+                  << ", \"non_finite\": " << a.accuracy.non_finite
+                  << ", \"passes\": " << (a.accuracy.passes() ? "true" : "false")
+                  << ", \"workspace_bytes\": " << a.workspace_bytes << ", \"peak_bytes\": " << a.peak_bytes
+                  << ", \"samples_ms\": [";
+                for (std::size_t k = 0; k < a.time.samples_ms.size(); ++k)
+                    f << (k ? ", " : "") << number(a.time.samples_ms[k]);
+                f << "]";
+            }
+            f << "}" << (j + 1 < s.algorithms.size() ? "," : "") << "\n";
+        }
+        f << "     ]}" << (i + 1 < shapes.size() ? "," : "") << "\n";
+    }
+    f << "  ],\n  \"summary\": [\n";
+    const auto rows = summarize(shapes);
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        f << "    {\"name\": \"" << rows[i].name << "\", \"shapes\": " << rows[i].shapes
+          << ", \"total_mean_ms\": " << number(rows[i].total_mean_ms)
+          << ", \"geomean_mean_ms\": " << number(rows[i].geomean_mean_ms) << "}"
+          << (i + 1 < rows.size() ? "," : "") << "\n";
+    f << "  ]\n}\n";
+}
+
+void write_markdown(const std::string& path, const run_info& info, const std::vector<shape_result>& shapes) {
+    std::ofstream f = open_or_throw(path);
+    f << "fftconv-bench on " << info.gpu << ", driver " << info.driver << ", CUDA " << info.cuda_runtime
+      << ", cuFFT " << info.cufft << ", cuBLAS " << info.cublas << ", cuDNN " << info.cudnn
+      << ", commit `" << info.commit << "`, " << info.date << ". " << info.repetitions
+      << " timed calls each, " << (info.l2_flush ? "L2 flushed before every call" : "no L2 flush")
+      << ", " << (info.reuse_filter ? "filter transformed once" : "filter FFT in every call")
+      << ". Accuracy against a float64 direct convolution: relative L2, and the worst element as a "
+         "fraction of 1e-3 + 1e-3·|exact| (≤ 1 passes).\n\n";
+    f << "| shape (H×W K C B) | algorithm | detail | mean ms | median ms | min ms | rel L2 | worst | peak MiB | fftconv speedup |\n";
+    f << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+    char buf[512];
+    for (const auto& s : shapes) {
+        const algorithm_result* ours = find(s, "fftconv");
+        for (const auto& a : s.algorithms) {
+            if (!a.ran) continue;
+            std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.4f | %.4f | %.4f | %.2g | %.3f%s | %.1f | %s |\n",
+                          shape_label(s).c_str(), a.name.c_str(), a.detail.c_str(), a.time.mean_ms,
+                          a.time.median_ms, a.time.min_ms, a.accuracy.relative_l2,
+                          a.accuracy.worst_fraction, a.accuracy.passes() ? "" : " **FAIL**",
+                          double(a.peak_bytes) / (1 << 20),
+                          ours && &a != ours ? (std::to_string(a.time.mean_ms / ours->time.mean_ms).substr(0, 6) + "×").c_str() : "");
+            f << buf;
+        }
+    }
+    f << "\n| totals over the benchmark shapes | shapes | total mean ms | geomean ms |\n|---|--:|--:|--:|\n";
+    for (const auto& r : summarize(shapes)) {
+        std::snprintf(buf, sizeof buf, "| %s | %d | %.4f | %.4f |\n", r.name.c_str(), r.shapes,
+                      r.total_mean_ms, r.geomean_mean_ms);
+        f << buf;
+    }
+}
+
+void write_svg(const std::string& path, const run_info& info, const std::vector<shape_result>& shapes) {
+    // Grouped horizontal bars, one group per shape, log-scaled time axis
+    // (cuDNN and fftconv differ by up to two orders of magnitude).
+    const std::vector<std::string> names = algorithm_names(shapes);
+    const char* colors[] = {"#1f77b4", "#d62728", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b"};
+    double lo = 1e30, hi = 0;
+    for (const auto& s : shapes)
+        for (const auto& a : s.algorithms)
+            if (a.ran) {
+                lo = std::min(lo, a.time.mean_ms);
+                hi = std::max(hi, a.time.mean_ms);
+            }
+    if (hi <= 0) lo = 0.01, hi = 1;
+    const double log_lo = std::floor(std::log10(lo)), log_hi = std::ceil(std::log10(hi));
+    const int left = 210, width = 620, bar = 14, gap = 10, top = 60;
+    const int group = int(names.size()) * bar + gap;
+    const int height = top + int(shapes.size()) * group + 70;
+    auto x_of = [&](double ms) {
+        return left + width * (std::log10(ms) - log_lo) / std::max(log_hi - log_lo, 1.0);
+    };
+    std::ofstream f = open_or_throw(path);
+    f << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 40 << "\" height=\""
+      << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+    f << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+    f << "<text x=\"10\" y=\"20\" font-size=\"15\">fftconv vs cuDNN (strict FP32): mean time per call, ms, log scale</text>\n";
+    f << "<text x=\"10\" y=\"38\" fill=\"#555\">" << info.gpu << ", commit " << info.commit << ", "
+      << info.repetitions << " calls, " << (info.l2_flush ? "L2 flushed" : "no flush") << "</text>\n";
+    for (double e = log_lo; e <= log_hi; e += 1) {
+        const double x = x_of(std::pow(10.0, e));
+        f << "<line x1=\"" << x << "\" y1=\"" << top - 5 << "\" x2=\"" << x << "\" y2=\""
+          << height - 60 << "\" stroke=\"#ddd\"/>\n";
+        f << "<text x=\"" << x << "\" y=\"" << height - 45 << "\" text-anchor=\"middle\">"
+          << number(std::pow(10.0, e)) << "</text>\n";
+    }
+    for (std::size_t i = 0; i < shapes.size(); ++i) {
+        const int y0 = top + int(i) * group;
+        f << "<text x=\"" << left - 8 << "\" y=\"" << y0 + group / 2 << "\" text-anchor=\"end\">"
+          << shape_label(shapes[i]) << "</text>\n";
+        for (std::size_t k = 0; k < names.size(); ++k) {
+            const algorithm_result* a = find(shapes[i], names[k]);
+            if (a == nullptr) continue;
+            const double x1 = x_of(a->time.mean_ms);
+            f << "<rect x=\"" << left << "\" y=\"" << y0 + int(k) * bar << "\" width=\""
+              << std::max(1.0, x1 - left) << "\" height=\"" << bar - 2 << "\" fill=\"" << colors[k % 6]
+              << "\"/>\n";
+            f << "<text x=\"" << x1 + 4 << "\" y=\"" << y0 + int(k) * bar + bar - 4 << "\" font-size=\"10\">"
+              << number(a->time.mean_ms) << "</text>\n";
+        }
+    }
+    for (std::size_t k = 0; k < names.size(); ++k) {
+        const int x = left + int(k) * 180;
+        f << "<rect x=\"" << x << "\" y=\"" << height - 30 << "\" width=\"12\" height=\"12\" fill=\""
+          << colors[k % 6] << "\"/><text x=\"" << x + 16 << "\" y=\"" << height - 20 << "\">" << names[k]
+          << "</text>\n";
+    }
+    f << "</svg>\n";
+}
+
+}  // namespace fftconv::bench

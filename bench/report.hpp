@@ -1,0 +1,42 @@
+// bench/report.hpp — the bench's results and the four ways it shows them:
+// a table on stdout, JSON (every figure), Markdown, and an SVG chart.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fftconv/problem.hpp"
+#include "peer.hpp"
+
+namespace fftconv::bench {
+
+struct shape_result {
+    std::string role;  // "benchmark", "test" or "custom"
+    problem shape;
+    std::uint64_t seed = 0;
+    std::vector<algorithm_result> algorithms;  // fftconv first, then peers
+};
+
+struct run_info {
+    std::string gpu, driver, cuda_runtime, cufft, cublas, cudnn, commit, date;
+    int repetitions = 0;
+    bool l2_flush = true;
+    bool reuse_filter = false;
+    std::size_t l2_flush_bytes = 0;
+};
+
+// Totals over the shapes whose role is "benchmark" (all shapes if none is).
+struct summary_row {
+    std::string name;
+    int shapes = 0;
+    double total_mean_ms = 0;
+    double geomean_mean_ms = 0;
+};
+std::vector<summary_row> summarize(const std::vector<shape_result>& shapes);
+
+void print_table(const run_info& info, const std::vector<shape_result>& shapes);
+void write_json(const std::string& path, const run_info& info, const std::vector<shape_result>& shapes);
+void write_markdown(const std::string& path, const run_info& info, const std::vector<shape_result>& shapes);
+void write_svg(const std::string& path, const run_info& info, const std::vector<shape_result>& shapes);
+
+}  // namespace fftconv::bench
