@@ -36,6 +36,7 @@ struct options {
     bool flush = true;
     bool reuse_filter = false;
     bool cudnn = true;
+    bool gauss_gemm = false;
     std::string out_prefix = "fftconv-bench";
     std::string commit = FFTCONV_COMMIT;
 };
@@ -50,6 +51,7 @@ struct options {
                  "  --no-flush              do not flush L2 before each call\n"
                  "  --reuse-filter          transform the filter once and reuse it (inference)\n"
                  "  --no-cudnn              skip the cuDNN peers\n"
+                 "  --gemm3m                experiment: Gauss's 3-multiplication complex GEMM\n"
                  "  --tiles T1,T2,...       sweep: fftconv with each forced tile extent (generic path)\n"
                  "  --out PREFIX            write PREFIX.json, PREFIX.md, PREFIX.svg (default fftconv-bench)\n"
                  "  --commit HASH           the commit to record (default: the build's)\n");
@@ -91,6 +93,8 @@ options parse(int argc, char** argv) {
             o.flush = false;
         } else if (a == "--reuse-filter") {
             o.reuse_filter = true;
+        } else if (a == "--gemm3m") {
+            o.gauss_gemm = true;
         } else if (a == "--no-cudnn") {
             o.cudnn = false;
         } else if (a == "--out") {
@@ -155,8 +159,10 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
     const std::size_t free_before = free_device_bytes();
     context ctx(stream);
     ctx.force_tile_extent(forced_tile);
+    ctx.engine().gauss_gemm = o.gauss_gemm;
     const dispatch_decision d = ctx.plan(p);
-    r.detail = std::string(d.compiled ? "compiled" : "generic") + " T=" + std::to_string(d.config.tile_extent);
+    r.detail = std::string(d.compiled ? "compiled" : "generic") + " T=" + std::to_string(d.config.tile_extent) +
+               (o.gauss_gemm ? " gemm3m" : "");
     r.workspace_bytes = ctx.workspace_size(p);
 
     reference::fill_nan(y, p.output_elements(), stream);

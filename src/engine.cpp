@@ -121,6 +121,7 @@ void check_tiling_limits(const problem& p, const tiling& t) {
 
 std::size_t workspace_bytes(engine& e, const problem& p, const tiling& t) {
     check_tiling_limits(p, t);
+    if (t.fused) return t.fft_work_offset();
     const std::size_t fft_work = std::max({e.plan(filter_plan_key(t)).work_bytes,
                                            e.plan(input_plan_key(p, t)).work_bytes,
                                            e.plan(output_plan_key(p, t)).work_bytes});
@@ -135,9 +136,9 @@ pipeline_buffers prepare(engine& e, const problem& p, const tiling& t) {
         reinterpret_cast<cufftComplex*>(base + t.filter_spectrum_offset()),
         reinterpret_cast<cufftComplex*>(base + t.output_spectrum_offset()),
         base + t.fft_work_offset(),
-        &e.plan(filter_plan_key(t)),
-        &e.plan(input_plan_key(p, t)),
-        &e.plan(output_plan_key(p, t)),
+        t.fused ? nullptr : &e.plan(filter_plan_key(t)),
+        t.fused ? nullptr : &e.plan(input_plan_key(p, t)),
+        t.fused ? nullptr : &e.plan(output_plan_key(p, t)),
     };
 }
 
@@ -151,10 +152,10 @@ void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftC
     const int rows = int(t.gemm_rows);
     const int in = int(p.in_channels);
     const int out = int(p.out_channels);
-    FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
-        e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, out, in, &one, b.input_spectrum, rows,
-        (long long)in * rows, filter, out, (long long)in * out, &zero, b.output_spectrum, rows,
-        (long long)out * rows, t.shape.freq_bins()));
+    auto* gemm = e.gauss_gemm ? cublasCgemm3mStridedBatched : cublasCgemmStridedBatched;
+    FFTCONV_CUBLAS_TRY(gemm(e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, out, in, &one, b.input_spectrum,
+                            rows, (long long)in * rows, filter, out, (long long)in * out, &zero,
+                            b.output_spectrum, rows, (long long)out * rows, t.shape.freq_bins()));
 }
 
 }  // namespace fftconv::detail

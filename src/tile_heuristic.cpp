@@ -2,17 +2,21 @@
 // dispatch decision.
 //
 // The cost model. Per call the pipeline (a) runs one complex GEMM per
-// frequency bin, 8 * bins * M * in * out real flops, and (b) writes and then
-// reads back six intermediates: real tiles and spectra for the input, the
-// filters and the output. Both grow with T in opposite ways: larger tiles
-// mean fewer tiles (M falls like (To/T)^2 ... the overlap K-1 is paid once per
-// tile) but more bins and a larger filter spectrum (in*out*bins). We estimate
+// frequency bin, 8 * bins * M * in * out real flops, and (b) moves the image,
+// the filters, the output and three spectra (input, filter, output), each
+// written once and read once. Larger tiles mean fewer tiles (M shrinks like
+// (To/T)^2: the K-1 overlap is paid once per tile) but more bins and a larger
+// filter spectrum (in*out*bins). We estimate
 //   seconds = flops / gemm_rate + bytes / bandwidth
-// with the H200 ceilings measured for the design brief (complex FP32 GEMM
-// 54 TFLOP/s, of which small batched GEMMs reach about 40; copy 4.2 TB/s, of
-// which strided FFT passes reach about 3) and keep the cheapest extent. Only
-// extents of the form 2^a 3^b 5^c 7^d are tried: cuFFT has fast kernels for
-// those radices and falls back to slower Bluestein transforms otherwise.
+// and keep the cheapest extent. Extents 16, 32, 64 run the fused transforms,
+// which move each spectrum once at close to copy bandwidth. Any other extent
+// runs cuFFT, which also writes and reads real tiles and makes two strided
+// passes per 2D transform: on the H200 its transforms reached about a third of
+// the fused ones' bandwidth (results/baseline-f2932f4: T=42 transforms took
+// 2.3 ms for 1.2 GB of nominal traffic). The rates are H200 measurements of
+// the design brief (complex FP32 GEMM 54 TFLOP/s peak, about 40 reached by
+// these batched GEMMs; copy 4.2 TB/s). Only extents of the form 2^a 3^b 5^c 7^d
+// are tried for cuFFT: it has fast kernels for those radices only.
 #include <algorithm>
 #include <limits>
 
@@ -25,7 +29,8 @@ namespace fftconv {
 namespace {
 
 constexpr double gemm_flops_per_second = 40e12;
-constexpr double bytes_per_second = 3e12;
+constexpr double fused_bytes_per_second = 3e12;
+constexpr double cufft_bytes_per_second = 1e12;
 
 constexpr bool fft_friendly(int n) {
     for (int radix : {2, 3, 5, 7})
@@ -41,12 +46,14 @@ double estimated_seconds(const problem& p, tile_shape s) {
     const double in = double(p.in_channels);
     const double out = double(p.out_channels);
     const double flops = 8.0 * bins * rows * in * out;
-    const double real_bytes = 4.0 * tile * (in * rows + out * rows + in * out);
     const double spectrum_bytes = 8.0 * bins * (in * rows + out * rows + in * out);
     const double io_bytes =
         4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
+    if (t.fused)
+        return flops / gemm_flops_per_second + (2.0 * spectrum_bytes + io_bytes) / fused_bytes_per_second;
+    const double real_bytes = 4.0 * tile * (in * rows + out * rows + in * out);
     return flops / gemm_flops_per_second +
-           (2.0 * (real_bytes + spectrum_bytes) + io_bytes) / bytes_per_second;
+           (2.0 * (real_bytes + spectrum_bytes) + io_bytes) / cufft_bytes_per_second;
 }
 
 }  // namespace

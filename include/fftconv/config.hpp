@@ -65,6 +65,12 @@ struct tile_geometry {
                   "a compiled filter spectrum must be indexable with 32-bit cuBLAS strides");
 };
 
+// True for tile_geometry<Cfg>: its members are compile-time constants.
+template <class Geometry>
+inline constexpr bool is_compiled_geometry = false;
+template <tile_config Cfg>
+inline constexpr bool is_compiled_geometry<tile_geometry<Cfg>> = true;
+
 // The same names as tile_geometry, as runtime values (the generic path).
 struct runtime_geometry {
     int kernel_extent;

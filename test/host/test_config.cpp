@@ -44,7 +44,7 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
     for (std::int64_t h : {1, 2, 7, 31, 64, 129}) {
         for (std::int64_t k : {1, 2, 3, 8}) {
             if (k > h) continue;
-            for (int t : {8, 9, 16, 17, 32}) {
+            for (int t : {8, 9, 16, 17, 32, 48, 64}) {
                 if (t < k) continue;
                 const problem p{2, 3, 5, h, h + 3, k};
                 const detail::tiling tl = detail::make_tiling(p, tile_shape{int(k), t});
@@ -57,10 +57,16 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
                 CHECK(tl.tiles_wide * to >= p.out_width());
                 CHECK((tl.tiles_wide - 1) * to < p.out_width());
                 CHECK(tl.gemm_rows == p.batch * tl.tiles_high * tl.tiles_wide);
-                // Every real stage fits the shared real buffer.
-                CHECK(tl.real_elements >= p.in_channels * tl.gemm_rows * t * t);
-                CHECK(tl.real_elements >= p.out_channels * tl.gemm_rows * t * t);
-                CHECK(tl.real_elements >= p.in_channels * p.out_channels * t * t);
+                // Fused transforms need no real tiles; otherwise every real
+                // stage fits the shared real buffer.
+                CHECK(tl.fused == detail::has_fused_fft(t));
+                if (tl.fused) {
+                    CHECK(tl.real_elements == 0);
+                } else {
+                    CHECK(tl.real_elements >= p.in_channels * tl.gemm_rows * t * t);
+                    CHECK(tl.real_elements >= p.out_channels * tl.gemm_rows * t * t);
+                    CHECK(tl.real_elements >= p.in_channels * p.out_channels * t * t);
+                }
                 // Regions are aligned, ordered and large enough.
                 CHECK(tl.input_spectrum_offset() % detail::workspace_alignment == 0);
                 CHECK(tl.filter_spectrum_offset() - tl.input_spectrum_offset() >=

@@ -74,6 +74,9 @@ public:
 
     // 0: automatic (compiled table, then the generic heuristic).
     int forced_tile_extent = 0;
+    // Gauss's three-multiplication complex GEMM (cublasCgemm3m): an
+    // experiment knob for the bench, off by default.
+    bool gauss_gemm = false;
 
 private:
     cudaStream_t stream_;
@@ -102,7 +105,7 @@ struct pipeline_buffers {
     cufftComplex* filter_spectrum;  // the workspace's; a filter_spectrum object brings its own
     cufftComplex* output_spectrum;
     void* fft_work;
-    const fft_plan* filter_plan;
+    const fft_plan* filter_plan;    // the three plans: null on the fused path
     const fft_plan* input_plan;
     const fft_plan* output_plan;
 };

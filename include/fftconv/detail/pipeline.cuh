@@ -1,9 +1,15 @@
 // fftconv/detail/pipeline.cuh — the overlap-save pipeline, written once for
 // both kinds of geometry (tile_geometry<Cfg> constants or runtime_geometry).
 //
-//   filters  --pad_filters-->  real  --R2C-->  filter spectrum  (skipped with a filter_spectrum)
-//   x        --gather_tiles--> real  --R2C-->  input spectrum
+// Tile extents 16, 32, 64 (fused transforms, fused_tile_fft.cuh):
+//   filters  --forward_tiles-->  filter spectrum  (skipped with a filter_spectrum)
+//   x        --forward_tiles-->  input spectrum
 //   input spectrum x conj(filter spectrum)  --CGEMM-->  output spectrum
+//   output spectrum  --inverse_tiles-->  y
+// Any other extent (cuFFT):
+//   filters  --pad_filters-->  real  --R2C-->  filter spectrum
+//   x        --gather_tiles--> real  --R2C-->  input spectrum
+//   (CGEMM)
 //   output spectrum  --C2R-->  real  --scatter_tiles-->  y
 //
 // Everything is enqueued on the engine's stream; nothing synchronizes.
@@ -14,6 +20,7 @@
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/engine.hpp"
+#include "fftconv/detail/fused_tile_fft.cuh"
 #include "fftconv/detail/kernels.cuh"
 #include "fftconv/detail/tiling.hpp"
 #include "fftconv/problem.hpp"
@@ -39,9 +46,15 @@ constexpr tile_shape shape_of(const Geometry& geo) {
 template <class Geometry>
 void transform_filters(engine& e, const problem& p, const Geometry& geo, const pipeline_buffers& b,
                        const float* w, cufftComplex* spectrum) {
-    const tiling t = make_tiling(p, shape_of(geo));
-    const std::int64_t total = t.filter_matrix * geo.tile_elements;
-    const float scale = 1.0f / float(geo.tile_elements);
+    const float scale = 1.0f / float(geo.tile_elements);  // the inverse transform is unnormalised
+    const std::int64_t filter_count = p.in_channels * p.out_channels;
+    const bool fused = with_fused_extent(geo, [&](auto extent) {
+        launch_forward_tiles<decltype(extent)::value>(
+            filter_tiles{w, p.in_channels, p.out_channels, int(p.kernel_extent), scale}, filter_count,
+            spectrum, e.stream());
+    });
+    if (fused) return;
+    const std::int64_t total = filter_count * geo.tile_elements;
     pad_filters<<<grid_blocks(total), block_threads, 0, e.stream()>>>(
         geo, p.in_channels, p.out_channels, w, b.real, total, scale);
     FFTCONV_CHECK_LAUNCH();
@@ -59,6 +72,19 @@ void run_pipeline(engine& e, const problem& p, const Geometry& geo, const float*
         transform_filters(e, p, geo, b, w, b.filter_spectrum);
         spectrum = b.filter_spectrum;
     }
+
+    const bool fused = with_fused_extent(geo, [&](auto extent) {
+        constexpr int T = decltype(extent)::value;
+        launch_forward_tiles<T>(image_tiles{x, p.batch, p.in_channels, p.height, p.width, t.tiles_wide,
+                                            t.tiles_per_image, geo.out_tile, T, 1.0f},
+                                p.in_channels * t.gemm_rows, b.input_spectrum, e.stream());
+        multiply_spectra(e, p, t, spectrum, b);
+        launch_inverse_tiles<T>(b.output_spectrum, p.out_channels * t.gemm_rows,
+                                output_tiles{y, p.batch, p.out_channels, p.out_height(), p.out_width(),
+                                             t.tiles_wide, t.tiles_per_image, geo.out_tile},
+                                e.stream());
+    });
+    if (fused) return;
 
     launch_extents in{p.batch, p.height, p.width, p.out_height(), p.out_width(),
                       p.in_channels, t.tiles_wide, t.tiles_per_image};

@@ -2,9 +2,9 @@
 // each intermediate lives in the workspace.
 //
 // Layouts (why: the batched GEMM needs, for every frequency bin, a dense
-// column-major matrix, so spectra are stored bin-major and cuFFT writes them
-// there directly through its output stride):
-//   real tiles       [channel][batch][tile_row][tile_col][T][T]   float
+// column-major matrix, so spectra are stored bin-major; the transforms write
+// them there directly):
+//   real tiles       [channel][batch][tile_row][tile_col][T][T]   float (cuFFT path only)
 //   input spectrum   [bin][in_channel][gemm_row]                  complex
 //   filter spectrum  [bin][in_channel][out_channel]               complex
 //   output spectrum  [bin][out_channel][gemm_row]                 complex
@@ -26,10 +26,17 @@ constexpr std::size_t align_up(std::size_t bytes) {
     return (bytes + workspace_alignment - 1) / workspace_alignment * workspace_alignment;
 }
 
+// Tile extents with a fused transform (fused_tile_fft.cuh): a T-point row
+// must fit one thread's registers. Other extents go through cuFFT.
+constexpr bool has_fused_fft(int tile_extent) {
+    return tile_extent == 16 || tile_extent == 32 || tile_extent == 64;
+}
+
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
 struct tiling {
     tile_shape shape;
+    bool fused;                    // fused transforms: no real tiles, no cuFFT plans
     std::int64_t tiles_high;       // tiles per image along the height
     std::int64_t tiles_wide;       // tiles per image along the width
     std::int64_t tiles_per_image;
@@ -37,7 +44,7 @@ struct tiling {
     std::int64_t filter_matrix;    // in_channels * out_channels
 
     // Element counts of each intermediate.
-    std::int64_t real_elements;             // the real tile buffer (shared by all three real stages)
+    std::int64_t real_elements;             // the real tile buffer (cuFFT path only; 0 when fused)
     std::int64_t input_spectrum_elements;
     std::int64_t filter_spectrum_elements;
     std::int64_t output_spectrum_elements;
@@ -61,6 +68,7 @@ struct tiling {
 constexpr tiling make_tiling(const problem& p, tile_shape s) {
     tiling t{};
     t.shape = s;
+    t.fused = has_fused_fft(s.tile_extent);
     t.tiles_high = ceil_div(p.out_height(), s.out_tile());
     t.tiles_wide = ceil_div(p.out_width(), s.out_tile());
     t.tiles_per_image = t.tiles_high * t.tiles_wide;
@@ -68,7 +76,7 @@ constexpr tiling make_tiling(const problem& p, tile_shape s) {
     t.filter_matrix = p.in_channels * p.out_channels;
     const std::int64_t tile_count =
         std::max({p.in_channels * t.gemm_rows, p.out_channels * t.gemm_rows, t.filter_matrix});
-    t.real_elements = tile_count * s.tile_elements();
+    t.real_elements = t.fused ? 0 : tile_count * s.tile_elements();
     t.input_spectrum_elements = std::int64_t{s.freq_bins()} * p.in_channels * t.gemm_rows;
     t.filter_spectrum_elements = std::int64_t{s.freq_bins()} * t.filter_matrix;
     t.output_spectrum_elements = std::int64_t{s.freq_bins()} * p.out_channels * t.gemm_rows;

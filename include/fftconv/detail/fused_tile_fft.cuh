@@ -1,0 +1,278 @@
+// fftconv/detail/fused_tile_fft.cuh — overlap-save's transforms for tile
+// extents 16, 32 and 64, each one kernel that reads the image (or filter) and
+// writes the spectrum straight into the GEMM's bin-major layout, and back.
+//
+// Why not cuFFT here: cuFFT needs the real tiles materialised (a gather pass),
+// runs a 2D transform as two passes over memory, and writes the bin-major
+// layout with a large output stride, which it does slowly. Here every byte
+// of image and spectrum crosses device memory once.
+//
+// Two real tiles a, b ride in one complex transform z = a + i b (Hermitian
+// symmetry lets us split the result exactly):
+//   A[k] = (Z[k] + conj(Z[-k])) / 2,   B[k] = -i (Z[k] - conj(Z[-k])) / 2,
+// and on the way back IFFT(A + i B) = a + i b. Each block holds `pairs`
+// complex T x T tiles in shared memory; a thread transforms one row, then
+// one column, in registers.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/register_fft.cuh"
+#include "fftconv/detail/tiling.hpp"
+
+namespace fftconv::detail {
+
+// Calls f(std::integral_constant<int, T>{}) when the geometry's tile extent
+// has a fused transform (has_fused_fft) and returns whether it did. A
+// compiled geometry instantiates only its own extent.
+template <class Geometry, class F>
+bool with_fused_extent(const Geometry& geo, F&& f) {
+    if constexpr (is_compiled_geometry<Geometry>) {
+        if constexpr (has_fused_fft(Geometry::tile_extent)) {
+            f(std::integral_constant<int, Geometry::tile_extent>{});
+            return true;
+        } else {
+            return false;
+        }
+    } else {
+        switch (geo.tile_extent) {
+            case 16: f(std::integral_constant<int, 16>{}); return true;
+            case 32: f(std::integral_constant<int, 32>{}); return true;
+            case 64: f(std::integral_constant<int, 64>{}); return true;
+            default: return false;
+        }
+    }
+}
+
+template <int T>
+struct fused_shape {
+    static constexpr int pitch = T + 1;  // complex per shared row: +1 keeps row and column walks conflict-free
+    static constexpr int pairs = T <= 16 ? 8 : T <= 32 ? 4 : 2;  // 128 threads a block
+    static constexpr int threads = T * pairs;
+    static constexpr int freq_cols = T / 2 + 1;
+    static constexpr std::size_t shared_bytes = sizeof(float2) * std::size_t(pairs) * T * pitch;
+};
+
+// Where real tile n lives: `rows` x `cols` valid elements from `offset` with
+// `row_stride`; everything else in the T x T tile is zero (or not written).
+struct tile_window {
+    std::int64_t offset;
+    int rows;
+    int cols;
+    std::int64_t row_stride;
+};
+
+// The valid extent of a window: `extent`, or less at the image edge.
+__device__ __forceinline__ int clip(int extent, std::int64_t remaining) {
+    return remaining < extent ? int(remaining) : extent;
+}
+
+// Input tile n = (channel * batch + b) * tiles_per_image + tile: the window
+// of x at the tile's first output.
+struct image_tiles {
+    const float* x;
+    std::int64_t batch, channels, height, width, tiles_wide, tiles_per_image;
+    int out_tile, tile_extent;
+    float scale;  // 1
+
+    __device__ tile_window window(std::int64_t n) const {
+        const std::int64_t tile = n % tiles_per_image, image = n / tiles_per_image;
+        const std::int64_t b = image % batch, c = image / batch;
+        const std::int64_t y0 = (tile / tiles_wide) * out_tile, x0 = (tile % tiles_wide) * out_tile;
+        return {((b * channels + c) * height + y0) * width + x0,
+                clip(tile_extent, height - y0),
+                clip(tile_extent, width - x0), width};
+    }
+    __device__ const float* data() const { return x; }
+};
+
+// Filter tile n = in_channel * out_channels + out_channel: the K x K filter,
+// scaled by 1/T^2 (the inverse transform is unnormalised).
+struct filter_tiles {
+    const float* w;
+    std::int64_t in_channels, out_channels;
+    int kernel_extent;
+    float scale;
+
+    __device__ tile_window window(std::int64_t n) const {
+        const std::int64_t o = n % out_channels, c = n / out_channels;
+        return {(o * in_channels + c) * kernel_extent * kernel_extent, kernel_extent, kernel_extent,
+                kernel_extent};
+    }
+    __device__ const float* data() const { return w; }
+};
+
+// Output tile n = (out_channel * batch + b) * tiles_per_image + tile: its
+// first To x To outputs (the ones no circular wrap reached), clipped to y.
+struct output_tiles {
+    float* y;
+    std::int64_t batch, channels, out_height, out_width, tiles_wide, tiles_per_image;
+    int out_tile;
+
+    __device__ tile_window window(std::int64_t n) const {
+        const std::int64_t tile = n % tiles_per_image, image = n / tiles_per_image;
+        const std::int64_t b = image % batch, o = image / batch;
+        const std::int64_t y0 = (tile / tiles_wide) * out_tile, x0 = (tile % tiles_wide) * out_tile;
+        return {((b * channels + o) * out_height + y0) * out_width + x0,
+                clip(out_tile, out_height - y0),
+                clip(out_tile, out_width - x0), out_width};
+    }
+};
+
+// Real tiles [0, tile_count) of `source` -> spectrum[bin * tile_count + n],
+// bins = T x (T/2 + 1), row-major (the layout cuFFT's R2C would produce).
+template <int T, class Source>
+__global__ void __launch_bounds__(fused_shape<T>::threads)
+    forward_tiles(Source source, std::int64_t tile_count, float2* __restrict__ spectrum) {
+    using shape = fused_shape<T>;
+    extern __shared__ float2 shared[];
+    const int lane = threadIdx.x, group = threadIdx.y;
+    float2* z = shared + group * T * shape::pitch;
+    const std::int64_t n0 = 2 * (std::int64_t(blockIdx.x) * shape::pairs + group);
+
+    // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
+    tile_window wa{0, 0, 0, 0}, wb{0, 0, 0, 0};
+    if (n0 < tile_count) wa = source.window(n0);
+    if (n0 + 1 < tile_count) wb = source.window(n0 + 1);
+    const float* data = source.data();
+    for (int idx = lane; idx < T * T; idx += T) {
+        const int r = idx / T, s = idx % T;
+        float a = 0, b = 0;
+        if (r < wa.rows && s < wa.cols) a = source.scale * data[wa.offset + r * wa.row_stride + s];
+        if (r < wb.rows && s < wb.cols) b = source.scale * data[wb.offset + r * wb.row_stride + s];
+        z[r * shape::pitch + s] = float2{a, b};
+    }
+    __syncthreads();
+
+    // Rows past both windows are zero, and so is their transform.
+    if (lane < max(wa.rows, wb.rows)) {
+        float2 v[T];
+#pragma unroll
+        for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
+        fft_in_registers<T, false>(v);
+#pragma unroll
+        for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
+    }
+    __syncthreads();
+    {
+        float2 v[T];
+#pragma unroll
+        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
+        fft_in_registers<T, false>(v);
+#pragma unroll
+        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
+    }
+    __syncthreads();
+
+    // Split the pair and store bin-major; consecutive threads of a bin write
+    // consecutive tiles, so each bin's stores from this block are contiguous.
+    const int linear = group * T + lane;
+    const std::int64_t block_first = 2 * std::int64_t(blockIdx.x) * shape::pairs;
+    for (int idx = linear; idx < T * shape::freq_cols * shape::pairs; idx += shape::threads) {
+        const int g = idx % shape::pairs, bin = idx / shape::pairs;
+        const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
+        const float2* zg = shared + g * T * shape::pitch;
+        const float2 zk = zg[r * shape::pitch + s];
+        const float2 zm = zg[((T - r) % T) * shape::pitch + (T - s) % T];
+        const std::int64_t n = block_first + 2 * g;
+        float2* out = spectrum + std::int64_t(bin) * tile_count + n;
+        if (n < tile_count) out[0] = float2{0.5f * (zk.x + zm.x), 0.5f * (zk.y - zm.y)};
+        if (n + 1 < tile_count) out[1] = float2{0.5f * (zk.y + zm.y), -0.5f * (zk.x - zm.x)};
+    }
+}
+
+// spectrum[bin * tile_count + n] -> the valid To x To of real tile n, written into y.
+template <int T>
+__global__ void __launch_bounds__(fused_shape<T>::threads)
+    inverse_tiles(const float2* __restrict__ spectrum, std::int64_t tile_count, output_tiles sink) {
+    using shape = fused_shape<T>;
+    extern __shared__ float2 shared[];
+    const int lane = threadIdx.x, group = threadIdx.y;
+    const int linear = group * T + lane;
+    const std::int64_t block_first = 2 * std::int64_t(blockIdx.x) * shape::pairs;
+
+    // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian symmetry.
+    for (int idx = linear; idx < T * shape::freq_cols * shape::pairs; idx += shape::threads) {
+        const int g = idx % shape::pairs, bin = idx / shape::pairs;
+        const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
+        const std::int64_t n = block_first + 2 * g;
+        const float2* in = spectrum + std::int64_t(bin) * tile_count + n;
+        const float2 a = n < tile_count ? in[0] : float2{0, 0};
+        const float2 b = n + 1 < tile_count ? in[1] : float2{0, 0};
+        float2* zg = shared + g * T * shape::pitch;
+        zg[r * shape::pitch + s] = float2{a.x - b.y, a.y + b.x};
+        if (s > 0 && s < T / 2)
+            zg[((T - r) % T) * shape::pitch + (T - s)] = float2{a.x + b.y, b.x - a.y};
+    }
+    __syncthreads();
+
+    float2* z = shared + group * T * shape::pitch;
+    {
+        float2 v[T];
+#pragma unroll
+        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
+        fft_in_registers<T, true>(v);
+#pragma unroll
+        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
+    }
+    __syncthreads();
+    if (lane < sink.out_tile) {  // only the first To rows are outputs
+        float2 v[T];
+#pragma unroll
+        for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
+        fft_in_registers<T, true>(v);
+#pragma unroll
+        for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
+    }
+    __syncthreads();
+
+    // Real part is tile n0, imaginary part tile n0 + 1; coalesced along rows.
+    const std::int64_t n0 = block_first + 2 * group;
+    for (int half = 0; half < 2; ++half) {
+        const std::int64_t n = n0 + half;
+        if (n >= tile_count) break;
+        const tile_window w = sink.window(n);
+        for (int idx = lane; idx < w.rows * T; idx += T) {
+            const int r = idx / T, s = idx % T;
+            if (s < w.cols) {
+                const float2 v = z[r * shape::pitch + s];
+                sink.y[w.offset + r * w.row_stride + s] = half == 0 ? v.x : v.y;
+            }
+        }
+    }
+}
+
+// Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
+// current device: cheap enough to repeat at every launch).
+template <class Kernel>
+void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
+    if (bytes > 48 * 1024)
+        FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
+template <int T, class Source>
+void launch_forward_tiles(const Source& source, std::int64_t tile_count, float2* spectrum,
+                          cudaStream_t stream) {
+    using shape = fused_shape<T>;
+    allow_shared_bytes(forward_tiles<T, Source>, shape::shared_bytes);
+    const std::int64_t pair_count = (tile_count + 1) / 2;
+    const auto blocks = unsigned((pair_count + shape::pairs - 1) / shape::pairs);
+    forward_tiles<T, Source><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
+        source, tile_count, spectrum);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+template <int T>
+void launch_inverse_tiles(const float2* spectrum, std::int64_t tile_count, const output_tiles& sink,
+                          cudaStream_t stream) {
+    using shape = fused_shape<T>;
+    allow_shared_bytes(inverse_tiles<T>, shape::shared_bytes);
+    const std::int64_t pair_count = (tile_count + 1) / 2;
+    const auto blocks = unsigned((pair_count + shape::pairs - 1) / shape::pairs);
+    inverse_tiles<T><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(spectrum, tile_count, sink);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+}  // namespace fftconv::detail
