@@ -13,6 +13,7 @@
 
 #include "cudnn_peer.hpp"
 #include "fftconv/detail/check.hpp"
+#include "fftconv/detail/engine.hpp"
 #include "fftconv/fftconv.hpp"
 #include "leaderboard.hpp"
 #include "report.hpp"
