@@ -94,8 +94,8 @@ filter_spectrum::filter_spectrum(std::int64_t in_channels, std::int64_t out_chan
       data_(detail::allocate_device(bytes(), "a filter spectrum")) {}
 
 std::size_t filter_spectrum::bytes() const noexcept {
-    return sizeof(cufftComplex) * std::size_t(shape_.freq_bins()) * std::size_t(in_channels_) *
-           std::size_t(out_channels_);
+    return sizeof(cufftComplex) * std::size_t(shape_.freq_bins()) *
+           std::size_t(detail::bin_stride(in_channels_ * out_channels_, shape_));
 }
 
 }  // namespace fftconv

@@ -25,12 +25,14 @@ struct config_constant {
     static constexpr tile_config value = Cfg;
 };
 
-// Tile extents: the seed prototype's A100 sweep (to be re-tuned on the H200; see docs/performance.md).
+// Tile extents chosen by the H200 sweep in results/fused-4929379/sweep.log
+// (fftconv-bench --tiles 16,...,64, 30 calls each, mean ms at the chosen T
+// and the runner-up):
 inline constexpr auto compiled_table = boost::hana::make_tuple(
-    config_constant<tile_config{8, 64, 32}>{},     // leaderboard 128 K8 C64
-    config_constant<tile_config{16, 64, 40}>{},    // leaderboard 128 K16 C64
-    config_constant<tile_config{16, 128, 42}>{},   // leaderboard 256 K16 C128
-    config_constant<tile_config{32, 128, 64}>{});  // leaderboard 256 K32 C128
+    config_constant<tile_config{8, 64, 32}>{},     // 128 K8 C64 B4:    T=32 0.145, T=16 0.189
+    config_constant<tile_config{16, 64, 32}>{},    // 128 K16 C64 B4:   T=32 0.212, T=64 0.323
+    config_constant<tile_config{16, 128, 64}>{},   // 256 K16 C128 B2:  T=64 0.933, T=32 1.133
+    config_constant<tile_config{32, 128, 64}>{});  // 256 K32 C128 B1:  T=64 0.913, T=56 3.911
 
 inline constexpr auto compiled_array = boost::hana::unpack(
     compiled_table, [](auto... c) { return std::array<tile_config, sizeof...(c)>{decltype(c)::value...}; });

@@ -152,10 +152,28 @@ void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftC
     const int rows = int(t.gemm_rows);
     const int in = int(p.in_channels);
     const int out = int(p.out_channels);
-    auto* gemm = e.gauss_gemm ? cublasCgemm3mStridedBatched : cublasCgemmStridedBatched;
-    FFTCONV_CUBLAS_TRY(gemm(e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, out, in, &one, b.input_spectrum,
-                            rows, (long long)in * rows, filter, out, (long long)in * out, &zero,
-                            b.output_spectrum, rows, (long long)out * rows, t.shape.freq_bins()));
+    const long long stride_in = t.input_bin_stride, stride_filter = t.filter_bin_stride,
+                    stride_out = t.output_bin_stride;
+    switch (e.gemm) {
+        case engine::gemm_kind::standard:
+            FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
+                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, out, in, &one, b.input_spectrum, rows, stride_in,
+                filter, out, stride_filter, &zero, b.output_spectrum, rows, stride_out, t.shape.freq_bins()));
+            break;
+        case engine::gemm_kind::gauss:
+            FFTCONV_CUBLAS_TRY(cublasCgemm3mStridedBatched(
+                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, out, in, &one, b.input_spectrum, rows, stride_in,
+                filter, out, stride_filter, &zero, b.output_spectrum, rows, stride_out, t.shape.freq_bins()));
+            break;
+        case engine::gemm_kind::bf16x9:
+            FFTCONV_CUBLAS_TRY(cublasSetEmulationStrategy(e.blas(), CUBLAS_EMULATION_STRATEGY_EAGER));
+            FFTCONV_CUBLAS_TRY(cublasGemmStridedBatchedEx(
+                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, out, in, &one, b.input_spectrum, CUDA_C_32F, rows,
+                stride_in, filter, CUDA_C_32F, out, stride_filter, &zero, b.output_spectrum, CUDA_C_32F,
+                rows, stride_out, t.shape.freq_bins(), CUBLAS_COMPUTE_32F_EMULATED_16BFX9,
+                CUBLAS_GEMM_DEFAULT));
+            break;
+    }
 }
 
 }  // namespace fftconv::detail

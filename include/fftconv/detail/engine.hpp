@@ -74,9 +74,9 @@ public:
 
     // 0: automatic (compiled table, then the generic heuristic).
     int forced_tile_extent = 0;
-    // Gauss's three-multiplication complex GEMM (cublasCgemm3m): an
-    // experiment knob for the bench, off by default.
-    bool gauss_gemm = false;
+    // Experiment knobs for the bench (docs/performance.md), defaults are the tuned choice.
+    enum class gemm_kind { standard, gauss, bf16x9 } gemm = gemm_kind::standard;
+    bool wide_transform_blocks = false;
 
 private:
     cudaStream_t stream_;

@@ -46,10 +46,13 @@ bool with_fused_extent(const Geometry& geo, F&& f) {
     }
 }
 
-template <int T>
+// Pairs: tile pairs a block holds; more pairs make longer contiguous runs
+// per bin in the spectrum (2 * Pairs tiles, 16 bytes each) but take more
+// shared memory.
+template <int T, int Pairs>
 struct fused_shape {
     static constexpr int pitch = T + 1;  // complex per shared row: +1 keeps row and column walks conflict-free
-    static constexpr int pairs = T <= 16 ? 8 : T <= 32 ? 4 : 2;  // 128 threads a block
+    static constexpr int pairs = Pairs;
     static constexpr int threads = T * pairs;
     static constexpr int freq_cols = T / 2 + 1;
     static constexpr std::size_t shared_bytes = sizeof(float2) * std::size_t(pairs) * T * pitch;
@@ -121,12 +124,18 @@ struct output_tiles {
     }
 };
 
-// Real tiles [0, tile_count) of `source` -> spectrum[bin * tile_count + n],
+// The default pairs per block: 128 threads.
+template <int T>
+inline constexpr int default_pairs = T <= 16 ? 8 : T <= 32 ? 4 : 2;
+
+// Real tiles [0, tile_count) of `source` -> spectrum[bin * bin_stride + n],
 // bins = T x (T/2 + 1), row-major (the layout cuFFT's R2C would produce).
-template <int T, class Source>
-__global__ void __launch_bounds__(fused_shape<T>::threads)
-    forward_tiles(Source source, std::int64_t tile_count, float2* __restrict__ spectrum) {
-    using shape = fused_shape<T>;
+// bin_stride is a multiple of 4, so a pair (n even) is one 16-byte store.
+template <int T, int Pairs, class Source>
+__global__ void __launch_bounds__(fused_shape<T, Pairs>::threads)
+    forward_tiles(Source source, std::int64_t tile_count, std::int64_t bin_stride,
+                  float2* __restrict__ spectrum) {
+    using shape = fused_shape<T, Pairs>;
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
     float2* z = shared + group * T * shape::pitch;
@@ -177,17 +186,22 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
         const float2 zk = zg[r * shape::pitch + s];
         const float2 zm = zg[((T - r) % T) * shape::pitch + (T - s) % T];
         const std::int64_t n = block_first + 2 * g;
-        float2* out = spectrum + std::int64_t(bin) * tile_count + n;
-        if (n < tile_count) out[0] = float2{0.5f * (zk.x + zm.x), 0.5f * (zk.y - zm.y)};
-        if (n + 1 < tile_count) out[1] = float2{0.5f * (zk.y + zm.y), -0.5f * (zk.x - zm.x)};
+        float2* out = spectrum + std::int64_t(bin) * bin_stride + n;
+        const float2 a{0.5f * (zk.x + zm.x), 0.5f * (zk.y - zm.y)};
+        const float2 b{0.5f * (zk.y + zm.y), -0.5f * (zk.x - zm.x)};
+        if (n + 1 < tile_count)
+            *reinterpret_cast<float4*>(out) = float4{a.x, a.y, b.x, b.y};
+        else if (n < tile_count)
+            out[0] = a;
     }
 }
 
-// spectrum[bin * tile_count + n] -> the valid To x To of real tile n, written into y.
-template <int T>
-__global__ void __launch_bounds__(fused_shape<T>::threads)
-    inverse_tiles(const float2* __restrict__ spectrum, std::int64_t tile_count, output_tiles sink) {
-    using shape = fused_shape<T>;
+// spectrum[bin * bin_stride + n] -> the valid To x To of real tile n, written into y.
+template <int T, int Pairs>
+__global__ void __launch_bounds__(fused_shape<T, Pairs>::threads)
+    inverse_tiles(const float2* __restrict__ spectrum, std::int64_t tile_count, std::int64_t bin_stride,
+                  output_tiles sink) {
+    using shape = fused_shape<T, Pairs>;
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
     const int linear = group * T + lane;
@@ -198,9 +212,15 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
         const int g = idx % shape::pairs, bin = idx / shape::pairs;
         const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
         const std::int64_t n = block_first + 2 * g;
-        const float2* in = spectrum + std::int64_t(bin) * tile_count + n;
-        const float2 a = n < tile_count ? in[0] : float2{0, 0};
-        const float2 b = n + 1 < tile_count ? in[1] : float2{0, 0};
+        const float2* in = spectrum + std::int64_t(bin) * bin_stride + n;
+        float2 a{0, 0}, b{0, 0};
+        if (n + 1 < tile_count) {
+            const float4 ab = *reinterpret_cast<const float4*>(in);
+            a = float2{ab.x, ab.y};
+            b = float2{ab.z, ab.w};
+        } else if (n < tile_count) {
+            a = in[0];
+        }
         float2* zg = shared + g * T * shape::pitch;
         zg[r * shape::pitch + s] = float2{a.x - b.y, a.y + b.x};
         if (s > 0 && s < T / 2)
@@ -252,27 +272,46 @@ void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
         FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
-template <int T, class Source>
-void launch_forward_tiles(const Source& source, std::int64_t tile_count, float2* spectrum,
-                          cudaStream_t stream) {
-    using shape = fused_shape<T>;
-    allow_shared_bytes(forward_tiles<T, Source>, shape::shared_bytes);
+template <int T, int Pairs, class Source>
+void launch_forward(const Source& source, std::int64_t tile_count, std::int64_t bin_stride,
+                    float2* spectrum, cudaStream_t stream) {
+    using shape = fused_shape<T, Pairs>;
+    allow_shared_bytes(forward_tiles<T, Pairs, Source>, shape::shared_bytes);
     const std::int64_t pair_count = (tile_count + 1) / 2;
     const auto blocks = unsigned((pair_count + shape::pairs - 1) / shape::pairs);
-    forward_tiles<T, Source><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
-        source, tile_count, spectrum);
+    forward_tiles<T, Pairs, Source><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
+        source, tile_count, bin_stride, spectrum);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+template <int T, class Source>
+void launch_forward_tiles(const Source& source, std::int64_t tile_count, std::int64_t bin_stride,
+                          float2* spectrum, bool wide, cudaStream_t stream) {
+    if (wide)
+        launch_forward<T, 2 * default_pairs<T>>(source, tile_count, bin_stride, spectrum, stream);
+    else
+        launch_forward<T, default_pairs<T>>(source, tile_count, bin_stride, spectrum, stream);
+}
+
+template <int T, int Pairs>
+void launch_inverse(const float2* spectrum, std::int64_t tile_count, std::int64_t bin_stride,
+                    const output_tiles& sink, cudaStream_t stream) {
+    using shape = fused_shape<T, Pairs>;
+    allow_shared_bytes(inverse_tiles<T, Pairs>, shape::shared_bytes);
+    const std::int64_t pair_count = (tile_count + 1) / 2;
+    const auto blocks = unsigned((pair_count + shape::pairs - 1) / shape::pairs);
+    inverse_tiles<T, Pairs><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
+        spectrum, tile_count, bin_stride, sink);
     FFTCONV_CHECK_LAUNCH();
 }
 
 template <int T>
-void launch_inverse_tiles(const float2* spectrum, std::int64_t tile_count, const output_tiles& sink,
-                          cudaStream_t stream) {
-    using shape = fused_shape<T>;
-    allow_shared_bytes(inverse_tiles<T>, shape::shared_bytes);
-    const std::int64_t pair_count = (tile_count + 1) / 2;
-    const auto blocks = unsigned((pair_count + shape::pairs - 1) / shape::pairs);
-    inverse_tiles<T><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(spectrum, tile_count, sink);
-    FFTCONV_CHECK_LAUNCH();
+void launch_inverse_tiles(const float2* spectrum, std::int64_t tile_count, std::int64_t bin_stride,
+                          const output_tiles& sink, bool wide, cudaStream_t stream) {
+    if (wide)
+        launch_inverse<T, 2 * default_pairs<T>>(spectrum, tile_count, bin_stride, sink, stream);
+    else
+        launch_inverse<T, default_pairs<T>>(spectrum, tile_count, bin_stride, sink, stream);
 }
 
 }  // namespace fftconv::detail

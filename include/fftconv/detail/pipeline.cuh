@@ -51,7 +51,7 @@ void transform_filters(engine& e, const problem& p, const Geometry& geo, const p
     const bool fused = with_fused_extent(geo, [&](auto extent) {
         launch_forward_tiles<decltype(extent)::value>(
             filter_tiles{w, p.in_channels, p.out_channels, int(p.kernel_extent), scale}, filter_count,
-            spectrum, e.stream());
+            bin_stride(filter_count, shape_of(geo)), spectrum, e.wide_transform_blocks, e.stream());
     });
     if (fused) return;
     const std::int64_t total = filter_count * geo.tile_elements;
@@ -77,12 +77,13 @@ void run_pipeline(engine& e, const problem& p, const Geometry& geo, const float*
         constexpr int T = decltype(extent)::value;
         launch_forward_tiles<T>(image_tiles{x, p.batch, p.in_channels, p.height, p.width, t.tiles_wide,
                                             t.tiles_per_image, geo.out_tile, T, 1.0f},
-                                p.in_channels * t.gemm_rows, b.input_spectrum, e.stream());
+                                p.in_channels * t.gemm_rows, t.input_bin_stride, b.input_spectrum,
+                                e.wide_transform_blocks, e.stream());
         multiply_spectra(e, p, t, spectrum, b);
-        launch_inverse_tiles<T>(b.output_spectrum, p.out_channels * t.gemm_rows,
+        launch_inverse_tiles<T>(b.output_spectrum, p.out_channels * t.gemm_rows, t.output_bin_stride,
                                 output_tiles{y, p.batch, p.out_channels, p.out_height(), p.out_width(),
                                              t.tiles_wide, t.tiles_per_image, geo.out_tile},
-                                e.stream());
+                                e.wide_transform_blocks, e.stream());
     });
     if (fused) return;
 

@@ -34,6 +34,12 @@ constexpr bool has_fused_fft(int tile_extent) {
 
 constexpr std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
 
+// The distance between consecutive bins of a spectrum of `count` transforms
+// (see tiling::input_bin_stride).
+constexpr std::int64_t bin_stride(std::int64_t count, tile_shape s) {
+    return has_fused_fft(s.tile_extent) ? (count + 3) / 4 * 4 : count;
+}
+
 struct tiling {
     tile_shape shape;
     bool fused;                    // fused transforms: no real tiles, no cuFFT plans
@@ -42,6 +48,13 @@ struct tiling {
     std::int64_t tiles_per_image;
     std::int64_t gemm_rows;        // M of every per-bin GEMM: batch * tiles_per_image
     std::int64_t filter_matrix;    // in_channels * out_channels
+
+    // Distance between consecutive bins in each spectrum: the transform's
+    // batch count, rounded up to a multiple of 4 on the fused path so that
+    // every pair of tiles is one aligned 16-byte store.
+    std::int64_t input_bin_stride;
+    std::int64_t filter_bin_stride;
+    std::int64_t output_bin_stride;
 
     // Element counts of each intermediate.
     std::int64_t real_elements;             // the real tile buffer (cuFFT path only; 0 when fused)
@@ -77,9 +90,12 @@ constexpr tiling make_tiling(const problem& p, tile_shape s) {
     const std::int64_t tile_count =
         std::max({p.in_channels * t.gemm_rows, p.out_channels * t.gemm_rows, t.filter_matrix});
     t.real_elements = t.fused ? 0 : tile_count * s.tile_elements();
-    t.input_spectrum_elements = std::int64_t{s.freq_bins()} * p.in_channels * t.gemm_rows;
-    t.filter_spectrum_elements = std::int64_t{s.freq_bins()} * t.filter_matrix;
-    t.output_spectrum_elements = std::int64_t{s.freq_bins()} * p.out_channels * t.gemm_rows;
+    t.input_bin_stride = bin_stride(p.in_channels * t.gemm_rows, s);
+    t.filter_bin_stride = bin_stride(t.filter_matrix, s);
+    t.output_bin_stride = bin_stride(p.out_channels * t.gemm_rows, s);
+    t.input_spectrum_elements = std::int64_t{s.freq_bins()} * t.input_bin_stride;
+    t.filter_spectrum_elements = std::int64_t{s.freq_bins()} * t.filter_bin_stride;
+    t.output_spectrum_elements = std::int64_t{s.freq_bins()} * t.output_bin_stride;
     return t;
 }
 
