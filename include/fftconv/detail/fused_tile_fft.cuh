@@ -145,13 +145,23 @@ __global__ void __launch_bounds__(fused_shape<T, Pairs>::threads)
     tile_window wa{0, 0, 0, 0}, wb{0, 0, 0, 0};
     if (n0 < tile_count) wa = source.window(n0);
     if (n0 + 1 < tile_count) wb = source.window(n0 + 1);
+    // Thread `lane` loads column `lane` of every row (coalesced across the
+    // warp), `chunk` rows at a time: all of a chunk's loads are in flight
+    // before the first is used (one load per iteration was latency-bound).
     const float* data = source.data();
-    for (int idx = lane; idx < T * T; idx += T) {
-        const int r = idx / T, s = idx % T;
-        float a = 0, b = 0;
-        if (r < wa.rows && s < wa.cols) a = source.scale * data[wa.offset + r * wa.row_stride + s];
-        if (r < wb.rows && s < wb.cols) b = source.scale * data[wb.offset + r * wb.row_stride + s];
-        z[r * shape::pitch + s] = float2{a, b};
+    constexpr int chunk = 16;
+#pragma unroll 1
+    for (int base = 0; base < T; base += chunk) {
+        float va[chunk], vb[chunk];
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) {
+            const int r = base + u;
+            va[u] = r < wa.rows && lane < wa.cols ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
+            vb[u] = r < wb.rows && lane < wb.cols ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < chunk; ++u)
+            z[(base + u) * shape::pitch + lane] = float2{source.scale * va[u], source.scale * vb[u]};
     }
     __syncthreads();
 
@@ -207,24 +217,41 @@ __global__ void __launch_bounds__(fused_shape<T, Pairs>::threads)
     const int linear = group * T + lane;
     const std::int64_t block_first = 2 * std::int64_t(blockIdx.x) * shape::pairs;
 
-    // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian symmetry.
-    for (int idx = linear; idx < T * shape::freq_cols * shape::pairs; idx += shape::threads) {
-        const int g = idx % shape::pairs, bin = idx / shape::pairs;
-        const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
-        const std::int64_t n = block_first + 2 * g;
-        const float2* in = spectrum + std::int64_t(bin) * bin_stride + n;
-        float2 a{0, 0}, b{0, 0};
-        if (n + 1 < tile_count) {
-            const float4 ab = *reinterpret_cast<const float4*>(in);
-            a = float2{ab.x, ab.y};
-            b = float2{ab.z, ab.w};
-        } else if (n < tile_count) {
-            a = in[0];
+    // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
+    // symmetry. Loads go out `chunk` at a time before any is used.
+    constexpr int total = T * shape::freq_cols * shape::pairs;
+    constexpr int chunk = 8;
+#pragma unroll 1
+    for (int base = 0; base < total; base += chunk * shape::threads) {
+        float4 loaded[chunk];
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) {
+            const int idx = base + u * shape::threads + linear;
+            loaded[u] = float4{0, 0, 0, 0};
+            if (idx < total) {
+                const int g = idx % shape::pairs, bin = idx / shape::pairs;
+                const std::int64_t n = block_first + 2 * g;
+                const float2* in = spectrum + std::int64_t(bin) * bin_stride + n;
+                if (n + 1 < tile_count) {
+                    loaded[u] = *reinterpret_cast<const float4*>(in);
+                } else if (n < tile_count) {
+                    const float2 a = in[0];
+                    loaded[u] = float4{a.x, a.y, 0, 0};
+                }
+            }
         }
-        float2* zg = shared + g * T * shape::pitch;
-        zg[r * shape::pitch + s] = float2{a.x - b.y, a.y + b.x};
-        if (s > 0 && s < T / 2)
-            zg[((T - r) % T) * shape::pitch + (T - s)] = float2{a.x + b.y, b.x - a.y};
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) {
+            const int idx = base + u * shape::threads + linear;
+            if (idx >= total) break;
+            const int g = idx % shape::pairs, bin = idx / shape::pairs;
+            const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
+            const float2 a{loaded[u].x, loaded[u].y}, b{loaded[u].z, loaded[u].w};
+            float2* zg = shared + g * T * shape::pitch;
+            zg[r * shape::pitch + s] = float2{a.x - b.y, a.y + b.x};
+            if (s > 0 && s < T / 2)
+                zg[((T - r) % T) * shape::pitch + (T - s)] = float2{a.x + b.y, b.x - a.y};
+        }
     }
     __syncthreads();
 
