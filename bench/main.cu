@@ -13,7 +13,6 @@
 
 #include "cudnn_peer.hpp"
 #include "fftconv/detail/check.hpp"
-#include "fftconv/detail/engine.hpp"
 #include "fftconv/fftconv.hpp"
 #include "leaderboard.hpp"
 #include "report.hpp"
@@ -37,8 +36,6 @@ struct options {
     bool flush = true;
     bool reuse_filter = false;
     bool cudnn = true;
-    std::string gemm = "standard";  // standard | gauss | bf16x9
-    bool wide = false;
     std::string out_prefix = "fftconv-bench";
     std::string commit = FFTCONV_COMMIT;
 };
@@ -53,8 +50,7 @@ struct options {
                  "  --no-flush              do not flush L2 before each call\n"
                  "  --reuse-filter          transform the filter once and reuse it (inference)\n"
                  "  --no-cudnn              skip the cuDNN peers\n"
-                 "  --gemm KIND             experiment: standard (default), gauss (cgemm3m), bf16x9 (emulated FP32)\n"
-                 "  --wide                  experiment: twice the tile pairs per transform block\n"
+
                  "  --tiles T1,T2,...       sweep: fftconv with each forced tile extent (generic path)\n"
                  "  --out PREFIX            write PREFIX.json, PREFIX.md, PREFIX.svg (default fftconv-bench)\n"
                  "  --commit HASH           the commit to record (default: the build's)\n");
@@ -96,12 +92,7 @@ options parse(int argc, char** argv) {
             o.flush = false;
         } else if (a == "--reuse-filter") {
             o.reuse_filter = true;
-        } else if (a == "--gemm") {
-            o.gemm = value();
-            if (o.gemm != "standard" && o.gemm != "gauss" && o.gemm != "bf16x9")
-                usage("--gemm takes standard, gauss or bf16x9");
-        } else if (a == "--wide") {
-            o.wide = true;
+
         } else if (a == "--no-cudnn") {
             o.cudnn = false;
         } else if (a == "--out") {
@@ -166,12 +157,8 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
     const std::size_t free_before = free_device_bytes();
     context ctx(stream);
     ctx.force_tile_extent(forced_tile);
-    using gemm_kind = detail::engine::gemm_kind;
-    ctx.engine().gemm = o.gemm == "gauss" ? gemm_kind::gauss : o.gemm == "bf16x9" ? gemm_kind::bf16x9 : gemm_kind::standard;
-    ctx.engine().wide_transform_blocks = o.wide;
     const dispatch_decision d = ctx.plan(p);
-    r.detail = std::string(d.compiled ? "compiled" : "generic") + " T=" + std::to_string(d.config.tile_extent) +
-               (o.gemm != "standard" ? " " + o.gemm : "") + (o.wide ? " wide" : "");
+    r.detail = std::string(d.compiled ? "compiled" : "generic") + " T=" + std::to_string(d.config.tile_extent);
     r.workspace_bytes = ctx.workspace_size(p);
 
     reference::fill_nan(y, p.output_elements(), stream);

@@ -38,6 +38,19 @@ engine::engine(cudaStream_t stream) : stream_(stream) {
     blas_workspace_ = allocate_device(blas_workspace_bytes, "the cuBLAS workspace");
     FFTCONV_CUBLAS_TRY(cublasSetWorkspace(h, blas_workspace_.get(), blas_workspace_bytes));
     FFTCONV_CUBLAS_TRY(cublasSetStream(h, stream_));
+    cudaStream_t side = nullptr;
+    FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+    side_.reset(side);
+    for (auto& event : events_) {
+        cudaEvent_t e = nullptr;
+        FFTCONV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+        event.reset(e);
+    }
+}
+
+void engine::order(cudaStream_t signaller, cudaStream_t waiter, int which) {
+    FFTCONV_CUDA_TRY(cudaEventRecord(events_[which].get(), signaller));
+    FFTCONV_CUDA_TRY(cudaStreamWaitEvent(waiter, events_[which].get(), 0));
 }
 
 void engine::set_stream(cudaStream_t stream) {
@@ -144,36 +157,24 @@ pipeline_buffers prepare(engine& e, const problem& p, const tiling& t) {
 
 void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftComplex* filter,
                       const pipeline_buffers& b) {
+    multiply_spectra(e, p, t, filter, b, 0, p.out_channels);
+}
+
+void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftComplex* filter,
+                      const pipeline_buffers& b, std::int64_t first, std::int64_t last) {
     // Column-major per bin: input M x in (ld M); the filter spectrum is stored
     // [in][out], i.e. an out x in matrix, and CUBLAS_OP_C turns it into the
-    // in x out conj(W) that cross-correlation needs, at no cost.
+    // in x out conj(W) that cross-correlation needs, at no cost. Output
+    // channels [first, last) are rows first.. of that matrix and columns
+    // first.. of the output.
     const cuComplex one{1.0f, 0.0f};
     const cuComplex zero{0.0f, 0.0f};
     const int rows = int(t.gemm_rows);
-    const int in = int(p.in_channels);
-    const int out = int(p.out_channels);
-    const long long stride_in = t.input_bin_stride, stride_filter = t.filter_bin_stride,
-                    stride_out = t.output_bin_stride;
-    switch (e.gemm) {
-        case engine::gemm_kind::standard:
-            FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
-                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, out, in, &one, b.input_spectrum, rows, stride_in,
-                filter, out, stride_filter, &zero, b.output_spectrum, rows, stride_out, t.shape.freq_bins()));
-            break;
-        case engine::gemm_kind::gauss:
-            FFTCONV_CUBLAS_TRY(cublasCgemm3mStridedBatched(
-                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, out, in, &one, b.input_spectrum, rows, stride_in,
-                filter, out, stride_filter, &zero, b.output_spectrum, rows, stride_out, t.shape.freq_bins()));
-            break;
-        case engine::gemm_kind::bf16x9:
-            FFTCONV_CUBLAS_TRY(cublasSetEmulationStrategy(e.blas(), CUBLAS_EMULATION_STRATEGY_EAGER));
-            FFTCONV_CUBLAS_TRY(cublasGemmStridedBatchedEx(
-                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, out, in, &one, b.input_spectrum, CUDA_C_32F, rows,
-                stride_in, filter, CUDA_C_32F, out, stride_filter, &zero, b.output_spectrum, CUDA_C_32F,
-                rows, stride_out, t.shape.freq_bins(), CUBLAS_COMPUTE_32F_EMULATED_16BFX9,
-                CUBLAS_GEMM_DEFAULT));
-            break;
-    }
+    FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
+        e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), int(p.in_channels), &one,
+        b.input_spectrum, rows, t.input_bin_stride, filter + first, int(p.out_channels),
+        t.filter_bin_stride, &zero, b.output_spectrum + first * t.gemm_rows, rows, t.output_bin_stride,
+        t.shape.freq_bins()));
 }
 
 }  // namespace fftconv::detail

@@ -23,6 +23,16 @@ struct cublas_destroy {
 };
 using cublas_handle = std::unique_ptr<std::remove_pointer_t<cublasHandle_t>, cublas_destroy>;
 
+struct stream_destroy {
+    void operator()(cudaStream_t s) const noexcept { (void)cudaStreamDestroy(s); }
+};
+using owned_stream = std::unique_ptr<std::remove_pointer_t<cudaStream_t>, stream_destroy>;
+
+struct event_destroy {
+    void operator()(cudaEvent_t e) const noexcept { (void)cudaEventDestroy(e); }
+};
+using owned_event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, event_destroy>;
+
 enum class fft_direction : int { forward, inverse };
 
 // Every field that defines a batched 2D real FFT plan over T x T tiles.
@@ -72,17 +82,24 @@ public:
 
     cublasHandle_t blas() const noexcept { return blas_.get(); }
 
+    // A second stream for work that can overlap the main stream's. Every use
+    // forks from the main stream and joins back before the call returns
+    // (events, so CUDA-graph capture follows both branches).
+    cudaStream_t side_stream() const noexcept { return side_.get(); }
+    // Makes `waiter` wait for all work enqueued so far on `signaller`.
+    void order(cudaStream_t signaller, cudaStream_t waiter, int which);
+
     // 0: automatic (compiled table, then the generic heuristic).
     int forced_tile_extent = 0;
-    // Experiment knobs for the bench (docs/performance.md), defaults are the tuned choice.
-    enum class gemm_kind { standard, gauss, bf16x9 } gemm = gemm_kind::standard;
-    bool wide_transform_blocks = false;
+
 
 private:
     cudaStream_t stream_;
     int device_ = 0;
     cublas_handle blas_;
     device_buffer blas_workspace_;
+    owned_stream side_;
+    owned_event events_[3];  // fork, join, and the mid-GEMM hand-off
     std::map<fft_plan_key, fft_plan> plans_;
     device_buffer workspace_;
     std::size_t workspace_bytes_ = 0;
@@ -125,6 +142,11 @@ pipeline_buffers prepare(engine& e, const problem& p, const tiling& t);
 // as one strided-batched complex GEMM, FP32 accumulation (no TF32).
 void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftComplex* filter,
                       const pipeline_buffers& b);
+
+// The same for output channels [first, last) only: columns of the output
+// spectrum, i.e. output tiles [first * M, last * M).
+void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftComplex* filter,
+                      const pipeline_buffers& b, std::int64_t first, std::int64_t last);
 
 // Refuses problems whose intermediates would overflow the index types of
 // cuBLAS (32-bit m, n, k, batch) or 64-bit byte counts, naming the quantity.

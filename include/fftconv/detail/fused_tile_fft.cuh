@@ -46,13 +46,13 @@ bool with_fused_extent(const Geometry& geo, F&& f) {
     }
 }
 
-// Pairs: tile pairs a block holds; more pairs make longer contiguous runs
-// per bin in the spectrum (2 * Pairs tiles, 16 bytes each) but take more
-// shared memory.
-template <int T, int Pairs>
+// A block holds `pairs` tile pairs: 128 threads. Twice as many (longer
+// contiguous runs per bin, twice the shared memory) measured slower on the
+// H200 (docs/performance.md, v4).
+template <int T>
 struct fused_shape {
     static constexpr int pitch = T + 1;  // complex per shared row: +1 keeps row and column walks conflict-free
-    static constexpr int pairs = Pairs;
+    static constexpr int pairs = T <= 16 ? 8 : T <= 32 ? 4 : 2;
     static constexpr int threads = T * pairs;
     static constexpr int freq_cols = T / 2 + 1;
     static constexpr std::size_t shared_bytes = sizeof(float2) * std::size_t(pairs) * T * pitch;
@@ -124,18 +124,14 @@ struct output_tiles {
     }
 };
 
-// The default pairs per block: 128 threads.
-template <int T>
-inline constexpr int default_pairs = T <= 16 ? 8 : T <= 32 ? 4 : 2;
-
 // Real tiles [0, tile_count) of `source` -> spectrum[bin * bin_stride + n],
 // bins = T x (T/2 + 1), row-major (the layout cuFFT's R2C would produce).
 // bin_stride is a multiple of 4, so a pair (n even) is one 16-byte store.
-template <int T, int Pairs, class Source>
-__global__ void __launch_bounds__(fused_shape<T, Pairs>::threads)
+template <int T, class Source>
+__global__ void __launch_bounds__(fused_shape<T>::threads)
     forward_tiles(Source source, std::int64_t tile_count, std::int64_t bin_stride,
                   float2* __restrict__ spectrum) {
-    using shape = fused_shape<T, Pairs>;
+    using shape = fused_shape<T>;
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
     float2* z = shared + group * T * shape::pitch;
@@ -206,16 +202,17 @@ __global__ void __launch_bounds__(fused_shape<T, Pairs>::threads)
     }
 }
 
-// spectrum[bin * bin_stride + n] -> the valid To x To of real tile n, written into y.
-template <int T, int Pairs>
-__global__ void __launch_bounds__(fused_shape<T, Pairs>::threads)
-    inverse_tiles(const float2* __restrict__ spectrum, std::int64_t tile_count, std::int64_t bin_stride,
-                  output_tiles sink) {
-    using shape = fused_shape<T, Pairs>;
+// spectrum[bin * bin_stride + n] -> the valid To x To of real tile n, written
+// into y, for tiles n in [first_tile, tile_count) (first_tile even).
+template <int T>
+__global__ void __launch_bounds__(fused_shape<T>::threads)
+    inverse_tiles(const float2* __restrict__ spectrum, std::int64_t first_tile, std::int64_t tile_count,
+                  std::int64_t bin_stride, output_tiles sink) {
+    using shape = fused_shape<T>;
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
     const int linear = group * T + lane;
-    const std::int64_t block_first = 2 * std::int64_t(blockIdx.x) * shape::pairs;
+    const std::int64_t block_first = first_tile + 2 * std::int64_t(blockIdx.x) * shape::pairs;
 
     // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
     // symmetry. Loads go out `chunk` at a time before any is used.
@@ -299,46 +296,29 @@ void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
         FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
-template <int T, int Pairs, class Source>
-void launch_forward(const Source& source, std::int64_t tile_count, std::int64_t bin_stride,
-                    float2* spectrum, cudaStream_t stream) {
-    using shape = fused_shape<T, Pairs>;
-    allow_shared_bytes(forward_tiles<T, Pairs, Source>, shape::shared_bytes);
+template <int T, class Source>
+void launch_forward_tiles(const Source& source, std::int64_t tile_count, std::int64_t bin_stride,
+                          float2* spectrum, cudaStream_t stream) {
+    using shape = fused_shape<T>;
+    allow_shared_bytes(forward_tiles<T, Source>, shape::shared_bytes);
     const std::int64_t pair_count = (tile_count + 1) / 2;
     const auto blocks = unsigned((pair_count + shape::pairs - 1) / shape::pairs);
-    forward_tiles<T, Pairs, Source><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
+    forward_tiles<T, Source><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
         source, tile_count, bin_stride, spectrum);
     FFTCONV_CHECK_LAUNCH();
 }
 
-template <int T, class Source>
-void launch_forward_tiles(const Source& source, std::int64_t tile_count, std::int64_t bin_stride,
-                          float2* spectrum, bool wide, cudaStream_t stream) {
-    if (wide)
-        launch_forward<T, 2 * default_pairs<T>>(source, tile_count, bin_stride, spectrum, stream);
-    else
-        launch_forward<T, default_pairs<T>>(source, tile_count, bin_stride, spectrum, stream);
-}
-
-template <int T, int Pairs>
-void launch_inverse(const float2* spectrum, std::int64_t tile_count, std::int64_t bin_stride,
-                    const output_tiles& sink, cudaStream_t stream) {
-    using shape = fused_shape<T, Pairs>;
-    allow_shared_bytes(inverse_tiles<T, Pairs>, shape::shared_bytes);
-    const std::int64_t pair_count = (tile_count + 1) / 2;
-    const auto blocks = unsigned((pair_count + shape::pairs - 1) / shape::pairs);
-    inverse_tiles<T, Pairs><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
-        spectrum, tile_count, bin_stride, sink);
-    FFTCONV_CHECK_LAUNCH();
-}
-
 template <int T>
-void launch_inverse_tiles(const float2* spectrum, std::int64_t tile_count, std::int64_t bin_stride,
-                          const output_tiles& sink, bool wide, cudaStream_t stream) {
-    if (wide)
-        launch_inverse<T, 2 * default_pairs<T>>(spectrum, tile_count, bin_stride, sink, stream);
-    else
-        launch_inverse<T, default_pairs<T>>(spectrum, tile_count, bin_stride, sink, stream);
+void launch_inverse_tiles(const float2* spectrum, std::int64_t first_tile, std::int64_t tile_count,
+                          std::int64_t bin_stride, const output_tiles& sink, cudaStream_t stream) {
+    using shape = fused_shape<T>;
+    allow_shared_bytes(inverse_tiles<T>, shape::shared_bytes);
+    const std::int64_t pair_count = (tile_count - first_tile + 1) / 2;
+    if (pair_count <= 0) return;
+    const auto blocks = unsigned((pair_count + shape::pairs - 1) / shape::pairs);
+    inverse_tiles<T><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
+        spectrum, first_tile, tile_count, bin_stride, sink);
+    FFTCONV_CHECK_LAUNCH();
 }
 
 }  // namespace fftconv::detail

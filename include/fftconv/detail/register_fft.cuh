@@ -114,6 +114,9 @@ __device__ __forceinline__ void dif_stages(float2 (&v)[N]) {
             const float2 d = a - b;
             if (j == 0) {
                 v[group + j + Span] = d;
+            } else if (j * (N / (2 * Span)) == N / 4) {
+                // The twiddle is -i (forward) or +i (inverse): a swap, no multiply.
+                v[group + j + Span] = Inverse ? float2{-d.y, d.x} : float2{d.y, -d.x};
             } else {
                 const float2 w = twiddles<N>.w[j * (N / (2 * Span))];
                 v[group + j + Span] = cmul(d, Inverse ? conj(w) : w);
