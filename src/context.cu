@@ -1,9 +1,11 @@
 // src/context.cu — the context's entry points. Every compiled configuration
 // of dispatch_table.hpp is instantiated here, through with_geometry.
+#include <optional>
 #include <string>
 
 #include "dispatch_table.hpp"
 #include "fftconv/context.hpp"
+#include "fftconv/detail/direct_conv.cuh"
 #include "fftconv/detail/pipeline.cuh"
 
 namespace fftconv {
@@ -35,6 +37,7 @@ dispatch_decision context::plan(const problem& p) const {
 }
 
 std::size_t context::workspace_size(const problem& p) const {
+    if (plan(p).path == path_kind::direct) return 0;
     std::size_t bytes = 0;
     detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
         bytes = detail::workspace_bytes(*engine_, p, detail::make_tiling(p, detail::shape_of(geo)));
@@ -43,6 +46,7 @@ std::size_t context::workspace_size(const problem& p) const {
 }
 
 void context::reserve(const problem& p) {
+    if (plan(p).path == path_kind::direct) return;
     detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
         (void)detail::prepare(*engine_, p, detail::make_tiling(p, detail::shape_of(geo)));
     });
@@ -52,6 +56,10 @@ void context::conv2d(const problem& p, const float* x, const float* w, float* y)
     require_pointer(x, "x");
     require_pointer(w, "w");
     require_pointer(y, "y");
+    if (plan(p).path == path_kind::direct) {
+        detail::run_direct(p, x, w, y, engine_->stream());
+        return;
+    }
     detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
         detail::run_pipeline(*engine_, p, geo, x, w, nullptr, y);
     });
@@ -59,15 +67,16 @@ void context::conv2d(const problem& p, const float* x, const float* w, float* y)
 
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
     require_pointer(w, "w");
-    const dispatch_decision d = plan(p);
-    filter_spectrum made(p.in_channels, p.out_channels,
-                         tile_shape{int(p.kernel_extent), d.config.tile_extent});
+    // A spectrum always belongs to the FFT pipeline, even for problems the
+    // plain call would run directly.
+    std::optional<filter_spectrum> made;
     detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
         const detail::tiling t = detail::make_tiling(p, detail::shape_of(geo));
+        made = filter_spectrum(p.in_channels, p.out_channels, t.shape);
         detail::transform_filters(*engine_, p, geo, detail::prepare(*engine_, p, t), w,
-                                  static_cast<cufftComplex*>(made.data_.get()));
+                                  static_cast<cufftComplex*>(made->data_.get()));
     });
-    return made;
+    return std::move(*made);
 }
 
 void context::conv2d(const problem& p, const float* x, const filter_spectrum& w, float* y) {

@@ -21,7 +21,7 @@ TEST_CASE("every compiled configuration on its leaderboard shape, and on an odd-
         for (const auto& s : reference::leaderboard)
             if (s.kernel_extent == c.kernel_extent && s.channels == c.channels) home = &s;
         REQUIRE(home != nullptr);
-        REQUIRE(ctx.plan(home->as_problem()).compiled);
+        REQUIRE(ctx.plan(home->as_problem()).path == path_kind::compiled);
         testing::check_conv(ctx, home->as_problem(), home->seed);
         // Same configuration, an awkward image: partial tiles on both edges, H != W, batch 3.
         const problem odd{3, c.channels, c.channels, c.kernel_extent + 45, c.kernel_extent + 70,
@@ -41,14 +41,16 @@ TEST_CASE("all ten leaderboard shapes") {
     }
 }
 
-TEST_CASE("seeded random problems through the generic path") {
+TEST_CASE("seeded random problems, each through its own dispatch and through the FFT pipeline") {
     context ctx;
+    context fft_only;  // small problems would run the direct path; this one forces the FFT
     std::mt19937_64 rng(20261130);
     auto uniform = [&](std::int64_t lo, std::int64_t hi) {
         return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
     };
     constexpr int count = 240;
     double worst_l2 = 0, worst_fraction = 0;
+    int paths[3] = {0, 0, 0};
     for (int i = 0; i < count; ++i) {
         problem p;
         p.batch = uniform(1, 3);
@@ -65,11 +67,17 @@ TEST_CASE("seeded random problems through the generic path") {
         }
         if (i % 10 == 9) p.height = p.width = p.kernel_extent;  // 1 x 1 output
         const reference::accuracy a = testing::check_conv(ctx, p, 1000 + std::uint64_t(i));
-        worst_l2 = std::max(worst_l2, a.relative_l2);
-        worst_fraction = std::max(worst_fraction, a.worst_fraction);
+        fft_only.force_tile_extent(choose_tile_extent(p));
+        const reference::accuracy f = testing::check_conv(fft_only, p, 5000 + std::uint64_t(i));
+        worst_l2 = std::max({worst_l2, a.relative_l2, f.relative_l2});
+        worst_fraction = std::max({worst_fraction, a.worst_fraction, f.worst_fraction});
+        ++paths[int(ctx.plan(p).path)];
     }
-    std::printf("%d random problems: worst rel_l2=%.3g, worst element %.3f of tolerance\n", count,
-                worst_l2, worst_fraction);
+    std::printf("%d random problems (default dispatch: %d compiled, %d generic, %d direct; and each "
+                "through the FFT): worst rel_l2=%.3g, worst element %.3f of tolerance\n",
+                count, paths[0], paths[1], paths[2], worst_l2, worst_fraction);
+    CHECK(paths[2] > 0);  // both paths were exercised
+    CHECK(paths[1] > 0);
 }
 
 TEST_CASE("large images, up to 1024 x 1024, and large kernels") {
