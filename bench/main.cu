@@ -158,7 +158,7 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
     context ctx(stream);
     ctx.force_tile_extent(forced_tile);
     const dispatch_decision d = ctx.plan(p);
-    r.detail = d.path == path_kind::direct ? std::string("direct") : std::string(to_string(d.path)) + " T=" + std::to_string(d.config.tile_extent);
+    r.detail = std::string(to_string(d.path)) + " T=" + std::to_string(d.config.tile_extent);
     r.workspace_bytes = ctx.workspace_size(p);
 
     reference::fill_nan(y, p.output_elements(), stream);

@@ -5,7 +5,6 @@
 
 #include "dispatch_table.hpp"
 #include "fftconv/context.hpp"
-#include "fftconv/detail/direct_conv.cuh"
 #include "fftconv/detail/pipeline.cuh"
 
 namespace fftconv {
@@ -37,7 +36,6 @@ dispatch_decision context::plan(const problem& p) const {
 }
 
 std::size_t context::workspace_size(const problem& p) const {
-    if (plan(p).path == path_kind::direct) return 0;
     std::size_t bytes = 0;
     detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
         bytes = detail::workspace_bytes(*engine_, p, detail::make_tiling(p, detail::shape_of(geo)));
@@ -46,7 +44,6 @@ std::size_t context::workspace_size(const problem& p) const {
 }
 
 void context::reserve(const problem& p) {
-    if (plan(p).path == path_kind::direct) return;
     detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
         (void)detail::prepare(*engine_, p, detail::make_tiling(p, detail::shape_of(geo)));
     });
@@ -56,10 +53,6 @@ void context::conv2d(const problem& p, const float* x, const float* w, float* y)
     require_pointer(x, "x");
     require_pointer(w, "w");
     require_pointer(y, "y");
-    if (plan(p).path == path_kind::direct) {
-        detail::run_direct(p, x, w, y, engine_->stream());
-        return;
-    }
     detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
         detail::run_pipeline(*engine_, p, geo, x, w, nullptr, y);
     });
@@ -67,9 +60,7 @@ void context::conv2d(const problem& p, const float* x, const float* w, float* y)
 
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
     require_pointer(w, "w");
-    // A spectrum always belongs to the FFT pipeline, even for problems the
-    // plain call would run directly.
-    std::optional<filter_spectrum> made;
+    std::optional<filter_spectrum> made;  // its shape is known inside the dispatch
     detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
         const detail::tiling t = detail::make_tiling(p, detail::shape_of(geo));
         made = filter_spectrum(p.in_channels, p.out_channels, t.shape);

@@ -87,20 +87,8 @@ const char* to_string(path_kind k) noexcept {
     switch (k) {
         case path_kind::compiled: return "compiled";
         case path_kind::generic: return "generic";
-        case path_kind::direct: return "direct";
     }
     return "unknown";
-}
-
-// The FFT pipeline costs four kernel launches and two spectra round trips
-// whatever the size (about 25 us on the H200 for the 32x32 K4 C16 leaderboard
-// shape, where cuDNN takes 21 us). A direct convolution with C*K^2 <= 1024
-// multiply-adds per output, 64 M in all, finishes in a few microseconds
-// (results/direct-*/bench.log).
-bool direct_pays(const problem& p) {
-    validate(p);
-    const double per_output = double(p.in_channels) * double(p.kernel_extent * p.kernel_extent);
-    return per_output <= 1024 && per_output * double(p.output_elements()) <= 64e6;
 }
 
 namespace {
@@ -114,9 +102,6 @@ dispatch_decision decision_for(const runtime_geometry& g) {
 }  // namespace
 
 dispatch_decision choose_dispatch(const problem& p, int forced_tile_extent) {
-    validate(p);
-    if (forced_tile_extent == 0 && direct_pays(p))
-        return {path_kind::direct, tile_config{int(p.kernel_extent), 0, 0}};
     dispatch_decision d;
     detail::with_geometry(p, forced_tile_extent, [&](const auto& geo) { d = decision_for(geo); });
     return d;

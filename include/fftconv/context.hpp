@@ -41,13 +41,12 @@ public:
     // Later calls run on `stream`. Work already enqueued stays where it is.
     void set_stream(cudaStream_t stream);
 
-    // How `p` will be computed (table entry, generic tile extent, or direct). Validates `p`.
+    // How `p` will be computed (table entry or generic tile extent). Validates `p`.
     dispatch_decision plan(const problem& p) const;
 
-    // 0 (the default): direct path for tiny problems, else the compiled
-    // table, else the generic heuristic. t > 0: every problem runs the
-    // generic path with tile extent t (a tuning aid; problems with
-    // kernel_extent > t are rejected).
+    // 0 (the default): the compiled table, then the generic heuristic.
+    // t > 0: every problem runs the generic path with tile extent t (a tuning
+    // aid; problems with kernel_extent > t are rejected).
     void force_tile_extent(int t);
 
     // Device bytes the workspace needs for `p` (cuFFT work area included).
@@ -62,8 +61,7 @@ public:
     void conv2d(const problem& p, const float* x, const float* w, float* y);
 
     // The filter's spectrum, computed once (inference): reuse it for every
-    // call with the same filter. See filter_spectrum below. Calls with a
-    // spectrum always run the FFT pipeline (never the direct path).
+    // call with the same filter. See filter_spectrum below.
     filter_spectrum transform_filter(const problem& p, const float* w);
     void conv2d(const problem& p, const float* x, const filter_spectrum& w, float* y);
 

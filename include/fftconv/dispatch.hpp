@@ -6,9 +6,7 @@
 // entry's and whose in and out channels both equal the entry's channels runs
 // that entry (the first such, in table order). Every other valid problem runs
 // the generic path: the same algorithm with runtime geometry and a tile extent
-// from choose_tile_extent() -- except problems so small that a direct
-// convolution (float64 accumulation) beats the FFT's fixed costs
-// (direct_pays()).
+// from choose_tile_extent().
 #pragma once
 
 #include <span>
@@ -21,15 +19,14 @@ namespace fftconv {
 enum class path_kind {
     compiled,  // a compiled configuration (geometry fixed at compile time)
     generic,   // the FFT pipeline with runtime geometry
-    direct,    // direct convolution, for tiny problems
 };
 
-// "compiled", "generic", "direct"
+// "compiled", "generic"
 const char* to_string(path_kind k) noexcept;
 
 struct dispatch_decision {
     path_kind path = path_kind::generic;
-    tile_config config{};  // generic: channels = 0; direct: channels = 0 and tile_extent = 0
+    tile_config config{};  // generic: channels = 0 and the chosen tile_extent
 
     friend constexpr bool operator==(const dispatch_decision&, const dispatch_decision&) = default;
 };
@@ -38,13 +35,8 @@ struct dispatch_decision {
 std::span<const tile_config> compiled_configs() noexcept;
 
 // Validates `p`, then picks its path. forced_tile_extent > 0 skips the table
-// and the direct path, and runs the generic path with that tile extent (it
-// must be >= kernel_extent).
+// and runs the generic path with that tile extent (it must be >= kernel_extent).
 dispatch_decision choose_dispatch(const problem& p, int forced_tile_extent = 0);
-
-// True when `p` is small enough that the direct path is faster than any FFT
-// tiling (few multiply-adds in all, few per output).
-bool direct_pays(const problem& p);
 
 // The generic path's tile extent for `p` (validated): the cuFFT-friendly
 // extent (2^a 3^b 5^c 7^d, >= kernel_extent) that minimises a cost model of

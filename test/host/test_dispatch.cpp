@@ -45,40 +45,21 @@ TEST_CASE("a compiled entry serves every image size and batch with its K and cha
     CHECK(d.config == compiled_configs()[0]);
 }
 
-TEST_CASE("larger problems outside the table take the generic path") {
-    for (const problem& p : {problem{4, 64, 32, 128, 128, 8},    // in != out
+TEST_CASE("problems outside the table take the generic path") {
+    for (const problem& p : {problem{1, 16, 16, 32, 32, 4},      // leaderboard test shape, K = 4
+                             problem{1, 2, 3, 17, 17, 17},       // kernel = image
+                             problem{4, 64, 32, 128, 128, 8},    // in != out
                              problem{4, 63, 63, 128, 128, 8},    // other channels
                              problem{1, 128, 128, 256, 256, 24}, // other K
                              problem{3, 5, 7, 1024, 1000, 1},
                              problem{2, 32, 32, 64, 64, 8}}) {   // leaderboard test shape
         CAPTURE(to_string(p));
-        REQUIRE_FALSE(direct_pays(p));
         const dispatch_decision d = choose_dispatch(p);
         CHECK(d.path == path_kind::generic);
         CHECK(d.config.channels == 0);
         CHECK(d.config.kernel_extent == p.kernel_extent);
         CHECK(d.config.tile_extent == choose_tile_extent(p));
     }
-}
-
-TEST_CASE("tiny problems take the direct path, unless a tile extent is forced") {
-    for (const problem& p : {problem{1, 16, 16, 32, 32, 4},   // leaderboard test shape
-                             problem{2, 16, 16, 32, 32, 4},   // leaderboard test shape
-                             problem{1, 32, 32, 64, 64, 4},   // leaderboard test shape
-                             problem{1, 2, 3, 17, 17, 17},
-                             problem{1, 1, 1, 1, 1, 1}}) {
-        CAPTURE(to_string(p));
-        CHECK(direct_pays(p));
-        const dispatch_decision d = choose_dispatch(p);
-        CHECK(d.path == path_kind::direct);
-        CHECK(d.config.kernel_extent == p.kernel_extent);
-        CHECK(d.config.tile_extent == 0);
-        CHECK(choose_dispatch(p, int(p.kernel_extent) + 3).path == path_kind::generic);
-    }
-    // Many products per output, or many in all: the FFT pays.
-    CHECK_FALSE(direct_pays(problem{1, 64, 64, 40, 40, 8}));     // 4096 per output
-    CHECK_FALSE(direct_pays(problem{8, 16, 16, 512, 512, 3}));   // 144 per output, 4.6 G in all
-    CHECK(std::string(to_string(path_kind::direct)) == "direct");
 }
 
 TEST_CASE("the heuristic's tile is cuFFT-friendly, holds the kernel and does not outgrow the image") {
