@@ -11,8 +11,10 @@
 // symmetry lets us split the result exactly):
 //   A[k] = (Z[k] + conj(Z[-k])) / 2,   B[k] = -i (Z[k] - conj(Z[-k])) / 2,
 // and on the way back IFFT(A + i B) = a + i b. Each block holds `pairs`
-// complex T x T tiles in shared memory; a thread transforms one row, then
-// one column, in registers.
+// complex T x T tiles in shared memory; a thread transforms one column and
+// one row in registers. The pass that touches device memory (image columns
+// in, output columns out) reads or writes it straight from registers, so
+// shared memory carries only the transpose between the passes.
 #pragma once
 
 #include <cstdint>
@@ -141,43 +143,30 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
     tile_window wa{0, 0, 0, 0}, wb{0, 0, 0, 0};
     if (n0 < tile_count) wa = source.window(n0);
     if (n0 + 1 < tile_count) wb = source.window(n0 + 1);
-    // Thread `lane` loads column `lane` of every row (coalesced across the
-    // warp), `chunk` rows at a time: all of a chunk's loads are in flight
-    // before the first is used (one load per iteration was latency-bound).
+    // Columns first, straight from memory: thread `lane` loads column
+    // `lane` of both tiles (coalesced across the warp, all T loads in flight)
+    // and transforms it in registers. Columns past both windows are zero.
     const float* data = source.data();
-    constexpr int chunk = 16;
-#pragma unroll 1
-    for (int base = 0; base < T; base += chunk) {
-        float va[chunk], vb[chunk];
+    {
+        float2 v[T];
 #pragma unroll
-        for (int u = 0; u < chunk; ++u) {
-            const int r = base + u;
-            va[u] = r < wa.rows && lane < wa.cols ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
-            vb[u] = r < wb.rows && lane < wb.cols ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
+        for (int r = 0; r < T; ++r) {
+            const float a = r < wa.rows && lane < wa.cols ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
+            const float b = r < wb.rows && lane < wb.cols ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
+            v[r] = float2{source.scale * a, source.scale * b};
         }
+        if (lane < max(wa.cols, wb.cols)) fft_in_registers<T, false>(v);
 #pragma unroll
-        for (int u = 0; u < chunk; ++u)
-            z[(base + u) * shape::pitch + lane] = float2{source.scale * va[u], source.scale * vb[u]};
+        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
     }
     __syncthreads();
-
-    // Rows past both windows are zero, and so is their transform.
-    if (lane < max(wa.rows, wb.rows)) {
+    {
         float2 v[T];
 #pragma unroll
         for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
         fft_in_registers<T, false>(v);
 #pragma unroll
         for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
-    }
-    __syncthreads();
-    {
-        float2 v[T];
-#pragma unroll
-        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
-        fft_in_registers<T, false>(v);
-#pragma unroll
-        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
     }
     __syncthreads();
 
@@ -252,17 +241,12 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
     }
     __syncthreads();
 
+    // Rows first (all of them), then only the first To columns, whose
+    // first To rows are the outputs: thread `lane` holds column `lane` and
+    // writes it straight to y (coalesced across the warp). Real part: tile
+    // n0, imaginary part: tile n0 + 1.
     float2* z = shared + group * T * shape::pitch;
     {
-        float2 v[T];
-#pragma unroll
-        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
-        fft_in_registers<T, true>(v);
-#pragma unroll
-        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
-    }
-    __syncthreads();
-    if (lane < sink.out_tile) {  // only the first To rows are outputs
         float2 v[T];
 #pragma unroll
         for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
@@ -271,19 +255,19 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
         for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
     }
     __syncthreads();
-
-    // Real part is tile n0, imaginary part tile n0 + 1; coalesced along rows.
     const std::int64_t n0 = block_first + 2 * group;
-    for (int half = 0; half < 2; ++half) {
-        const std::int64_t n = n0 + half;
-        if (n >= tile_count) break;
-        const tile_window w = sink.window(n);
-        for (int idx = lane; idx < w.rows * T; idx += T) {
-            const int r = idx / T, s = idx % T;
-            if (s < w.cols) {
-                const float2 v = z[r * shape::pitch + s];
-                sink.y[w.offset + r * w.row_stride + s] = half == 0 ? v.x : v.y;
-            }
+    if (lane < sink.out_tile && n0 < tile_count) {
+        float2 v[T];
+#pragma unroll
+        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
+        fft_in_registers<T, true>(v);
+        const tile_window wa = sink.window(n0);
+        const tile_window wb = n0 + 1 < tile_count ? sink.window(n0 + 1) : tile_window{0, 0, 0, 0};
+#pragma unroll
+        for (int k = 0; k < T; ++k) {
+            const int r = bit_reversed<T>.index[k];
+            if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x;
+            if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y;
         }
     }
 }
