@@ -11,10 +11,11 @@
 // symmetry lets us split the result exactly):
 //   A[k] = (Z[k] + conj(Z[-k])) / 2,   B[k] = -i (Z[k] - conj(Z[-k])) / 2,
 // and on the way back IFFT(A + i B) = a + i b. Each block holds `pairs`
-// complex T x T tiles in shared memory; a thread transforms one column and
-// one row in registers. The pass that touches device memory (image columns
-// in, output columns out) reads or writes it straight from registers, so
-// shared memory carries only the transpose between the passes.
+// complex T x T tiles in shared memory; a thread transforms one row and one
+// column in registers. The inverse transforms columns last and writes them
+// straight from registers to y (coalesced), so shared memory carries only
+// the transpose between its passes. (The forward transform done the same way,
+// columns first from memory, measured slower: docs/performance.md, v8.)
 #pragma once
 
 #include <cstdint>
@@ -143,30 +144,43 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
     tile_window wa{0, 0, 0, 0}, wb{0, 0, 0, 0};
     if (n0 < tile_count) wa = source.window(n0);
     if (n0 + 1 < tile_count) wb = source.window(n0 + 1);
-    // Columns first, straight from memory: thread `lane` loads column
-    // `lane` of both tiles (coalesced across the warp, all T loads in flight)
-    // and transforms it in registers. Columns past both windows are zero.
+    // Thread `lane` loads column `lane` of every row (coalesced across the
+    // warp), `chunk` rows at a time: all of a chunk's loads are in flight
+    // before the first is used (one load per iteration was latency-bound).
     const float* data = source.data();
-    {
-        float2 v[T];
+    constexpr int chunk = 16;
+#pragma unroll 1
+    for (int base = 0; base < T; base += chunk) {
+        float va[chunk], vb[chunk];
 #pragma unroll
-        for (int r = 0; r < T; ++r) {
-            const float a = r < wa.rows && lane < wa.cols ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
-            const float b = r < wb.rows && lane < wb.cols ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
-            v[r] = float2{source.scale * a, source.scale * b};
+        for (int u = 0; u < chunk; ++u) {
+            const int r = base + u;
+            va[u] = r < wa.rows && lane < wa.cols ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
+            vb[u] = r < wb.rows && lane < wb.cols ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
         }
-        if (lane < max(wa.cols, wb.cols)) fft_in_registers<T, false>(v);
 #pragma unroll
-        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
+        for (int u = 0; u < chunk; ++u)
+            z[(base + u) * shape::pitch + lane] = float2{source.scale * va[u], source.scale * vb[u]};
     }
     __syncthreads();
-    {
+
+    // Rows past both windows are zero, and so is their transform.
+    if (lane < max(wa.rows, wb.rows)) {
         float2 v[T];
 #pragma unroll
         for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
         fft_in_registers<T, false>(v);
 #pragma unroll
         for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
+    }
+    __syncthreads();
+    {
+        float2 v[T];
+#pragma unroll
+        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
+        fft_in_registers<T, false>(v);
+#pragma unroll
+        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
     }
     __syncthreads();
 
