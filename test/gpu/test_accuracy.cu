@@ -1,11 +1,15 @@
 // Accuracy against the float64 oracle: every compiled configuration, every
 // leaderboard shape, and hundreds of seeded random problems through the
-// generic path (odd sizes, H != W, Cin != Cout, K from 1 to the image).
+// generic path (odd sizes, H != W, Cin != Cout, K from 1 to the image); the
+// GPU oracle itself is checked against the CPU one.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
+#include <vector>
 
 #include "conv_check.hpp"
+#include "fftconv/detail/check.hpp"
 #include "fftconv/dispatch.hpp"
 #include "leaderboard.hpp"
 
@@ -83,5 +87,38 @@ TEST_CASE("large images, up to 1024 x 1024, and large kernels") {
         const reference::accuracy a = testing::check_conv(ctx, p, 4242);
         std::printf("%s (tile %d): rel_l2=%.3g worst=%.3f\n", to_string(p).c_str(),
                     ctx.plan(p).config.tile_extent, a.relative_l2, a.worst_fraction);
+    }
+}
+
+TEST_CASE("the GPU oracle agrees with the CPU oracle, and fftconv with both, on small problems") {
+    context ctx;
+    std::mt19937_64 rng(7);
+    for (int i = 0; i < 12; ++i) {
+        auto pick = [&](std::int64_t lo, std::int64_t hi) {
+            return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+        };
+        problem p{pick(1, 2), pick(1, 5), pick(1, 5), pick(4, 20), pick(4, 20), 1};
+        p.kernel_extent = pick(1, std::min(p.height, p.width));
+        CAPTURE(to_string(p));
+        auto x = reference::make_device_array<float>(p.input_elements());
+        auto w = reference::make_device_array<float>(p.filter_elements());
+        auto y = reference::make_device_array<float>(p.output_elements());
+        auto exact = reference::make_device_array<double>(p.output_elements());
+        reference::fill_normal(x.data(), x.size, 300 + std::uint64_t(i), ctx.stream());
+        reference::fill_normal(w.data(), w.size, 400 + std::uint64_t(i), ctx.stream());
+        reference::fill_nan(y.data(), y.size, ctx.stream());
+        ctx.conv2d(p, x.data(), w.data(), y.data());
+        reference::direct_conv_gpu(p, x.data(), w.data(), exact.data(), ctx.stream());
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+        const std::vector<double> cpu =
+            reference::direct_conv_cpu(p, reference::to_host(x.data(), x.size), reference::to_host(w.data(), w.size));
+        const std::vector<double> gpu = reference::to_host(exact.data(), exact.size);
+        REQUIRE(cpu.size() == gpu.size());
+        double worst = 0;
+        for (std::size_t k = 0; k < cpu.size(); ++k)
+            worst = std::max(worst, std::abs(cpu[k] - gpu[k]) / (1.0 + std::abs(cpu[k])));
+        CHECK(worst < 1e-12);  // both exact to double rounding (GPU may fuse multiply-adds)
+        const reference::accuracy a = reference::compare(reference::to_host(y.data(), y.size), cpu);
+        CHECK(a.passes());
     }
 }
