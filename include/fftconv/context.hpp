@@ -2,11 +2,13 @@
 //
 // A context is bound to one CUDA device (the current one when it is made) and
 // to one stream. It owns a cuBLAS handle, the cuFFT plans (made on first use,
-// cached by every field that defines them) and one device workspace that grows
-// to the largest problem seen. All work is enqueued on the context's stream;
-// after the first call on a problem shape, calls neither allocate nor
-// synchronize, so they can be captured in a CUDA graph (call reserve() or run
-// once before capturing).
+// cached by every field that defines them), one device workspace that grows
+// to the largest problem seen, and a second stream. Every call is ordered on
+// the context's stream: large problems fork part of their work to the second
+// stream and join it back (events) before the call returns, so to the caller
+// a call is one unit of work on its stream. After the first call on a problem
+// shape, calls neither allocate nor synchronize, so they can be captured in a
+// CUDA graph (call reserve() or run once before capturing).
 //
 // A context is not thread-safe: use one per thread (or per stream).
 #pragma once
