@@ -92,7 +92,6 @@ public:
     // 0: automatic (compiled table, then the generic heuristic).
     int forced_tile_extent = 0;
 
-
 private:
     cudaStream_t stream_;
     int device_ = 0;
