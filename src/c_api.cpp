@@ -62,6 +62,7 @@ extern "C" {
 fftconv_status fftconv_create(fftconv_context* context, cudaStream_t stream) {
     return guarded([&] {
         require(context, "context (the output argument)");
+        *context = nullptr;
         *context = new fftconv_context_t{fftconv::context(stream)};
     });
 }
@@ -76,6 +77,20 @@ fftconv_status fftconv_set_stream(fftconv_context context, cudaStream_t stream) 
     return guarded([&] {
         require(context, "context");
         context->cxx.set_stream(stream);
+    });
+}
+
+fftconv_status fftconv_set_workspace_limit(fftconv_context context, size_t bytes) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.set_workspace_limit(bytes);
+    });
+}
+
+fftconv_status fftconv_release(fftconv_context context) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.release();
     });
 }
 

@@ -59,14 +59,19 @@ bool with_compiled_geometry(const problem& p, F&& f) {
 // compiled tile_geometry<Cfg> when the table has a match (and no tile extent
 // is forced), else runtime_geometry with the forced or heuristic extent.
 // Validates `p` and `forced_tile_extent` first.
+// Forced tile extents above this are refused: a tuning aid needs no more, and
+// 65536^2-point tiles are already 16 GiB each.
+inline constexpr int max_forced_tile_extent = 1 << 16;
+
 template <class F>
 void with_geometry(const problem& p, int forced_tile_extent, F&& f) {
     validate(p);
-    if (forced_tile_extent < 0 || (forced_tile_extent > 0 && forced_tile_extent < p.kernel_extent))
+    if (forced_tile_extent < 0 ||
+        (forced_tile_extent > 0 && (forced_tile_extent < p.kernel_extent || forced_tile_extent > max_forced_tile_extent)))
         throw error(status::invalid_argument,
                     "fftconv: forced tile extent " + std::to_string(forced_tile_extent) +
-                        " must be 0 (automatic) or at least problem.kernel_extent = " +
-                        std::to_string(p.kernel_extent));
+                        " must be 0 (automatic) or from problem.kernel_extent = " +
+                        std::to_string(p.kernel_extent) + " to " + std::to_string(max_forced_tile_extent));
     if (forced_tile_extent == 0 && with_compiled_geometry(p, f)) return;
     const int extent = forced_tile_extent > 0 ? forced_tile_extent : choose_tile_extent(p);
     f(runtime_geometry::from(tile_shape{int(p.kernel_extent), extent}));

@@ -1,4 +1,4 @@
-// src/engine.cpp — plans, workspace and the spectral GEMM of a context.
+// src/engine.cpp — plans, workspace, streams and the spectral GEMM of a context.
 #include <algorithm>
 #include <climits>
 #include <string>
@@ -14,13 +14,32 @@ namespace {
 // so that a captured graph never asks cuBLAS to allocate.
 constexpr std::size_t blas_workspace_bytes = std::size_t{32} << 20;
 
+// Device memory a workspace growth leaves free for what allocates beside us
+// (cuFFT plans' twiddles, the caller's next tensors): 1/16 of what is free, at
+// most 256 MiB.
+constexpr std::size_t headroom(std::size_t available) {
+    return std::min<std::size_t>(available / 16, std::size_t{256} << 20);
+}
+
+owned_event make_event() {
+    cudaEvent_t e = nullptr;
+    FFTCONV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return owned_event(e);
+}
+
+[[noreturn]] void refuse_during_capture(const std::string& what) {
+    throw_invalid("fftconv: " + what +
+                  ", which cannot happen while the stream is being captured into a CUDA graph: "
+                  "call reserve(problem) (C: fftconv_reserve) for this problem before capturing");
+}
+
 }  // namespace
 
 device_buffer allocate_device(std::size_t bytes, const char* what) {
     void* p = nullptr;
     const cudaError_t code = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
     if (code != cudaSuccess) {
-        (void)cudaGetLastError();  // clear the sticky-free allocation error
+        (void)cudaGetLastError();  // clear the (non-sticky) allocation error we caused
         throw error(code == cudaErrorMemoryAllocation ? status::out_of_memory : status::cuda_error,
                     std::string("fftconv: allocating ") + std::to_string(bytes) + " bytes for " +
                         what + " failed: " + cudaGetErrorName(code) + " (" +
@@ -41,30 +60,77 @@ engine::engine(cudaStream_t stream) : stream_(stream) {
     cudaStream_t side = nullptr;
     FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
     side_.reset(side);
-    for (auto& event : events_) {
-        cudaEvent_t e = nullptr;
-        FFTCONV_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
-        event.reset(e);
-    }
+    for (auto& event : events_) event = make_event();
+    stream_change_ = make_event();
 }
 
-void engine::order(cudaStream_t signaller, cudaStream_t waiter, int which) {
-    FFTCONV_CUDA_TRY(cudaEventRecord(events_[which].get(), signaller));
-    FFTCONV_CUDA_TRY(cudaStreamWaitEvent(waiter, events_[which].get(), 0));
+void engine::begin_call() {
+    int current = -1;
+    FFTCONV_CUDA_TRY(cudaGetDevice(&current));
+    if (current != device_)
+        throw_invalid("fftconv: this context belongs to CUDA device " + std::to_string(device_) +
+                      ", but device " + std::to_string(current) +
+                      " is current: call cudaSetDevice(" + std::to_string(device_) +
+                      ") first, or make one context per device");
+    // Our own launch checks read cudaGetLastError(); an error someone else
+    // left pending would be reported (and cleared) as ours.
+    const cudaError_t pending = cudaPeekAtLastError();
+    if (pending != cudaSuccess)
+        throw error(status::cuda_error,
+                    std::string("fftconv: not run, because a CUDA error from earlier work is pending: ") +
+                        cudaGetErrorName(pending) + " (" + cudaGetErrorString(pending) +
+                        "). fftconv did not cause it and leaves it in place for its owner "
+                        "(cudaGetLastError() reads and clears it)");
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    FFTCONV_CUDA_TRY(cudaStreamIsCapturing(stream_, &capture));
+    capturing_ = capture != cudaStreamCaptureStatusNone;
+    captured_ = captured_ || capturing_;
+}
+
+void engine::order(cudaStream_t signaller, cudaStream_t waiter, side_event which) {
+    cudaEvent_t e = events_[int(which)].get();
+    FFTCONV_CUDA_TRY(cudaEventRecord(e, signaller));
+    FFTCONV_CUDA_TRY(cudaStreamWaitEvent(waiter, e, 0));
 }
 
 void engine::set_stream(cudaStream_t stream) {
+    if (stream == stream_) return;
+    begin_call();
+    // The old stream's calls may still be reading and writing the workspace:
+    // the new stream starts after them.
+    FFTCONV_CUDA_TRY(cudaEventRecord(stream_change_.get(), stream_));
+    FFTCONV_CUDA_TRY(cudaStreamWaitEvent(stream, stream_change_.get(), 0));
     FFTCONV_CUBLAS_TRY(cublasSetStream(blas_.get(), stream));
     stream_ = stream;
 }
 
 const fft_plan& engine::plan(const fft_plan_key& key) {
-    if (auto it = plans_.find(key); it != plans_.end()) return it->second;
+    ++plan_uses_;
+    if (auto it = plans_.find(key); it != plans_.end()) {
+        it->second.last_use = plan_uses_;
+        it->second.pinned = it->second.pinned || capturing_;
+        return it->second.plan;
+    }
+    if (capturing_)
+        refuse_during_capture("this problem needs a cuFFT plan (tile extent " +
+                              std::to_string(key.tile_extent) + ", batch " + std::to_string(key.batch) +
+                              ") that the context has not made yet");
+    if (plans_.size() >= plan_cache_capacity) {
+        auto victim = plans_.end();
+        for (auto it = plans_.begin(); it != plans_.end(); ++it)
+            if (!it->second.pinned && (victim == plans_.end() || it->second.last_use < victim->second.last_use))
+                victim = it;
+        if (victim != plans_.end()) {
+            FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream_));  // its last launch may still be queued
+            plans_.erase(victim);
+        }
+    }
 
+    cufftHandle raw = 0;
+    FFTCONV_CUFFT_TRY(cufftCreate(&raw));  // owned only once made: a failed create leaves nothing
     fft_plan made;
-    made.handle.reset(new cufftHandle{});
-    FFTCONV_CUFFT_TRY(cufftCreate(made.handle.get()));
-    const cufftHandle h = *made.handle;
+    made.handle.reset(new cufftHandle{raw});
+    const cufftHandle h = raw;
     FFTCONV_CUFFT_TRY(cufftSetAutoAllocation(h, 0));  // the work area comes from our workspace
 
     long long extents[2] = {key.tile_extent, key.tile_extent};
@@ -78,17 +144,43 @@ const fft_plan& engine::plan(const fft_plan_key& key) {
         forward ? complex_embed : real_embed, forward ? key.complex_stride : 1,
         forward ? key.complex_distance : real_distance, forward ? CUFFT_R2C : CUFFT_C2R, key.batch,
         &made.work_bytes));
-    return plans_.emplace(key, std::move(made)).first->second;
+    return plans_.emplace(key, cached_plan{std::move(made), plan_uses_, false}).first->second.plan;
 }
 
 void* engine::workspace(std::size_t bytes) {
     if (bytes > workspace_bytes_) {
+        if (capturing_)
+            refuse_during_capture("this problem needs " + std::to_string(bytes) +
+                                  " bytes of workspace and the context holds " +
+                                  std::to_string(workspace_bytes_));
+        // A graph captured earlier may point into the old buffer: keep it.
+        if (captured_ && workspace_) kept_for_graphs_.push_back(std::move(workspace_));
         workspace_.reset();  // cudaFree waits for the device: no call still uses it
         workspace_bytes_ = 0;
         workspace_ = allocate_device(bytes, "the fftconv workspace");
         workspace_bytes_ = bytes;
     }
     return workspace_.get();
+}
+
+std::size_t engine::usable_workspace() const {
+    if (capturing_) return std::min(workspace_limit, workspace_bytes_);
+    std::size_t free_bytes = 0, total_bytes = 0;
+    FFTCONV_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::size_t available = free_bytes + (captured_ ? 0 : workspace_bytes_);
+    return std::min(workspace_limit, std::max(workspace_bytes_, available - headroom(available)));
+}
+
+void engine::release() {
+    begin_call();
+    if (capturing_) refuse_during_capture("release() frees memory");
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream_));
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(side_.get()));
+    plans_.clear();
+    workspace_.reset();
+    workspace_bytes_ = 0;
+    kept_for_graphs_.clear();
+    captured_ = false;
 }
 
 void engine::execute(const fft_plan& p, fft_direction direction, void* in, void* out, void* work) {
@@ -99,6 +191,30 @@ void engine::execute(const fft_plan& p, fft_direction direction, void* in, void*
         FFTCONV_CUFFT_TRY(cufftExecR2C(h, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out)));
     else
         FFTCONV_CUFFT_TRY(cufftExecC2R(h, static_cast<cufftComplex*>(in), static_cast<cufftReal*>(out)));
+}
+
+side_branch::side_branch(engine& e, bool active) : e_(e), active_(active) {
+    if (active_) e_.order(e_.stream(), e_.side_stream(), side_event::fork);
+}
+
+void side_branch::join() {
+    if (!active_) return;
+    active_ = false;
+    e_.order(e_.side_stream(), e_.stream(), side_event::join);
+}
+
+side_branch::~side_branch() {
+    if (!active_) return;
+    // A failure between fork and join: still make the main stream wait for
+    // the side stream, so nothing of this call runs on after it returned.
+    cudaEvent_t e = nullptr;
+    if (cudaEventCreateWithFlags(&e, cudaEventDisableTiming) == cudaSuccess) {
+        (void)cudaEventRecord(e, e_.side_stream());
+        (void)cudaStreamWaitEvent(e_.stream(), e, 0);
+        (void)cudaEventDestroy(e);
+    } else {
+        (void)cudaStreamSynchronize(e_.side_stream());
+    }
 }
 
 // Each spectrum is written bin-major: transform n's bin f lands at f * batch + n,
@@ -117,64 +233,48 @@ fft_plan_key output_plan_key(const problem& p, const tiling& t) {
     return {fft_direction::inverse, t.shape.tile_extent, batch, batch, 1};
 }
 
-void check_tiling_limits(const problem& p, const tiling& t) {
-    auto refuse = [&](const std::string& what, double value, double limit) {
-        throw_invalid("fftconv: " + what + " = " + std::to_string((long double)value) +
-                      " exceeds the supported " + std::to_string((long double)limit) +
-                      " for problem " + to_string(p) + " with tile extent " +
-                      std::to_string(t.shape.tile_extent));
-    };
-    if (t.gemm_rows > INT_MAX) refuse("batch * tiles per image (GEMM rows)", double(t.gemm_rows), INT_MAX);
-    const double bytes = 4.0 * double(t.real_elements) +
-                         8.0 * double(t.input_spectrum_elements + t.filter_spectrum_elements +
-                                      t.output_spectrum_elements);
-    const double limit = double(std::int64_t{1} << 50);
-    if (bytes > limit) refuse("workspace bytes", bytes, limit);
-}
-
 std::size_t workspace_bytes(engine& e, const problem& p, const tiling& t) {
-    check_tiling_limits(p, t);
     if (t.fused) return t.fft_work_offset();
-    const std::size_t fft_work = std::max({e.plan(filter_plan_key(t)).work_bytes,
-                                           e.plan(input_plan_key(p, t)).work_bytes,
-                                           e.plan(output_plan_key(p, t)).work_bytes});
+    std::size_t fft_work = std::max(e.plan(input_plan_key(p, t)).work_bytes,
+                                    e.plan(output_plan_key(p, t)).work_bytes);
+    if (t.holds_filter) fft_work = std::max(fft_work, e.plan(filter_plan_key(t)).work_bytes);
     return t.fft_work_offset() + align_up(fft_work);
 }
 
-pipeline_buffers prepare(engine& e, const problem& p, const tiling& t) {
-    auto* base = static_cast<char*>(e.workspace(workspace_bytes(e, p, t)));
+pipeline_buffers carve(const tiling& t, void* workspace) {
+    auto* base = static_cast<char*>(workspace);
     return pipeline_buffers{
         reinterpret_cast<float*>(base + t.real_offset()),
         reinterpret_cast<cufftComplex*>(base + t.input_spectrum_offset()),
-        reinterpret_cast<cufftComplex*>(base + t.filter_spectrum_offset()),
+        t.holds_filter ? reinterpret_cast<cufftComplex*>(base + t.filter_spectrum_offset()) : nullptr,
         reinterpret_cast<cufftComplex*>(base + t.output_spectrum_offset()),
         base + t.fft_work_offset(),
-        t.fused ? nullptr : &e.plan(filter_plan_key(t)),
-        t.fused ? nullptr : &e.plan(input_plan_key(p, t)),
-        t.fused ? nullptr : &e.plan(output_plan_key(p, t)),
     };
 }
 
-void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftComplex* filter,
-                      const pipeline_buffers& b) {
-    multiply_spectra(e, p, t, filter, b, 0, p.out_channels);
-}
-
-void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftComplex* filter,
+void multiply_spectra(engine& e, const problem& p, const tiling& t, const filter_operand& filter,
                       const pipeline_buffers& b, std::int64_t first, std::int64_t last) {
     // Column-major per bin: input M x in (ld M); the filter spectrum is stored
-    // [in][out], i.e. an out x in matrix, and CUBLAS_OP_C turns it into the
+    // [in][ld], i.e. an ld x in matrix, and CUBLAS_OP_C turns it into the
     // in x out conj(W) that cross-correlation needs, at no cost. Output
     // channels [first, last) are rows first.. of that matrix and columns
-    // first.. of the output.
+    // first.. of the output. The pass planner keeps M, in and ld below 2^31;
+    // the bin count (cuBLAS's int batch) can pass it for T > 65534, so bins
+    // go in chunks.
+    if (last <= first) return;
     const cuComplex one{1.0f, 0.0f};
     const cuComplex zero{0.0f, 0.0f};
     const int rows = int(t.gemm_rows);
-    FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
-        e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), int(p.in_channels), &one,
-        b.input_spectrum, rows, t.input_bin_stride, filter + first, int(p.out_channels),
-        t.filter_bin_stride, &zero, b.output_spectrum + first * t.gemm_rows, rows, t.output_bin_stride,
-        t.shape.freq_bins()));
+    const std::int64_t bins = t.shape.freq_bins();
+    for (std::int64_t f0 = 0; f0 < bins; f0 += INT_MAX) {
+        const int count = int(std::min<std::int64_t>(bins - f0, INT_MAX));
+        FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
+            e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), int(p.in_channels), &one,
+            b.input_spectrum + f0 * t.input_bin_stride, rows, t.input_bin_stride,
+            filter.data + first + f0 * filter.bin_stride, int(filter.ld), filter.bin_stride, &zero,
+            b.output_spectrum + first * t.gemm_rows + f0 * t.output_bin_stride, rows, t.output_bin_stride,
+            count));
+    }
 }
 
 }  // namespace fftconv::detail

@@ -19,6 +19,7 @@
 // are tried for cuFFT: it has fast kernels for those radices only.
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "dispatch_table.hpp"
 #include "fftconv/detail/check.hpp"
@@ -32,10 +33,22 @@ constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
 
-constexpr bool fft_friendly(int n) {
-    for (int radix : {2, 3, 5, 7})
-        while (n % radix == 0) n /= radix;
-    return n == 1;
+// Every extent 2^a 3^b 5^c 7^d in [lo, hi] (unordered): a few hundred below
+// 10^6, so the search below costs the same for any image size.
+std::vector<std::int64_t> fft_friendly_extents(std::int64_t lo, std::int64_t hi) {
+    std::vector<std::int64_t> found;
+    for (std::int64_t p2 = 1; p2 <= hi; p2 *= 2)
+        for (std::int64_t p3 = p2; p3 <= hi; p3 *= 3)
+            for (std::int64_t p5 = p3; p5 <= hi; p5 *= 5)
+                for (std::int64_t p7 = p5; p7 <= hi; p7 *= 7)
+                    if (p7 >= lo) found.push_back(p7);
+    return found;
+}
+
+// The smallest friendly extent >= n (there is always one below 2n).
+std::int64_t next_friendly(std::int64_t n) {
+    const auto all = fft_friendly_extents(n, 2 * n);
+    return *std::min_element(all.begin(), all.end());
 }
 
 double estimated_seconds(const problem& p, tile_shape s) {
@@ -62,25 +75,25 @@ std::span<const tile_config> compiled_configs() noexcept { return detail::compil
 
 int choose_tile_extent(const problem& p) {
     validate(p);
-    const auto k = int(p.kernel_extent);
-    // Past the extent where one tile covers the whole output, larger tiles only add zeros.
-    const std::int64_t covering = std::max(p.out_height(), p.out_width()) + k - 1;
-    int best = 0;
+    const std::int64_t k = p.kernel_extent;
+    // Past the extent where one tile covers the whole output, larger tiles
+    // only add zeros; and past 8 K (or 512) the K - 1 overlap is already
+    // paid back, so the cost model only grows there. Those two bounds keep
+    // the search to a few hundred candidates whatever the image size, and
+    // keep T * T far from the 2^31 that 32-bit tile arithmetic would wrap at.
+    const std::int64_t covering = next_friendly(std::max(p.out_height(), p.out_width()) + k - 1);
+    const std::int64_t smallest = next_friendly(k);
+    const std::int64_t largest = std::max(smallest, std::min(covering, std::max<std::int64_t>(8 * k, 512)));
+    std::int64_t best = smallest;
     double best_seconds = std::numeric_limits<double>::infinity();
-    for (std::int64_t t = k; t <= std::max<std::int64_t>(covering, k); ++t) {
-        if (!fft_friendly(int(t))) continue;
-        const double seconds = estimated_seconds(p, tile_shape{k, int(t)});
-        if (seconds < best_seconds) {
+    for (const std::int64_t t : fft_friendly_extents(smallest, largest)) {
+        const double seconds = estimated_seconds(p, tile_shape{int(k), int(t)});
+        if (seconds < best_seconds || (seconds == best_seconds && t < best)) {
             best_seconds = seconds;
-            best = int(t);
+            best = t;
         }
     }
-    // `covering` itself may not be friendly: then the next friendly extent above it.
-    if (best == 0) {
-        best = int(std::max<std::int64_t>(covering, k));
-        while (!fft_friendly(best)) ++best;
-    }
-    return best;
+    return int(best);
 }
 
 const char* to_string(path_kind k) noexcept {

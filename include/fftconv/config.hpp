@@ -23,6 +23,10 @@ struct tile_config {
 // Per-tile geometry shared by the compile-time and the runtime path. The
 // overlap-save algebra: a T x T tile convolved (circularly) with a K x K filter
 // has T - K + 1 outputs per side that no wrap-around touched.
+//
+// Extents fit an int (a tile is never wider than the largest image side plus
+// the kernel, and validate() bounds both); every product of two extents is
+// 64-bit: T * T passes 2^31 from T = 46341 on.
 struct tile_shape {
     int kernel_extent;
     int tile_extent;
@@ -31,8 +35,8 @@ struct tile_shape {
     // A real FFT of a T x T tile keeps T/2 + 1 columns (Hermitian symmetry).
     constexpr int freq_cols() const { return tile_extent / 2 + 1; }
     // Complex frequency bins per tile: one complex GEMM each.
-    constexpr int freq_bins() const { return tile_extent * freq_cols(); }
-    constexpr int tile_elements() const { return tile_extent * tile_extent; }
+    constexpr std::int64_t freq_bins() const { return std::int64_t{tile_extent} * freq_cols(); }
+    constexpr std::int64_t tile_elements() const { return std::int64_t{tile_extent} * tile_extent; }
     constexpr bool valid() const { return kernel_extent >= 1 && tile_extent >= kernel_extent; }
 };
 
@@ -48,8 +52,8 @@ struct tile_geometry {
     static constexpr tile_shape shape{kernel_extent, tile_extent};
     static constexpr int out_tile = shape.out_tile();
     static constexpr int freq_cols = shape.freq_cols();
-    static constexpr int freq_bins = shape.freq_bins();
-    static constexpr int tile_elements = shape.tile_elements();
+    static constexpr std::int64_t freq_bins = shape.freq_bins();
+    static constexpr std::int64_t tile_elements = shape.tile_elements();
     // The filter spectrum holds one (in_channels x out_channels) matrix per bin.
     static constexpr std::int64_t filter_matrix = std::int64_t{channels} * channels;
     static constexpr std::int64_t filter_spectrum_elements = filter_matrix * freq_bins;
@@ -77,8 +81,8 @@ struct runtime_geometry {
     int tile_extent;
     int out_tile;
     int freq_cols;
-    int freq_bins;
-    int tile_elements;
+    std::int64_t freq_bins;
+    std::int64_t tile_elements;
 
     static constexpr runtime_geometry from(tile_shape s) {
         return {s.kernel_extent, s.tile_extent, s.out_tile(), s.freq_cols(), s.freq_bins(),

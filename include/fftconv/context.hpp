@@ -2,15 +2,36 @@
 //
 // A context is bound to one CUDA device (the current one when it is made) and
 // to one stream. It owns a cuBLAS handle, the cuFFT plans (made on first use,
-// cached by every field that defines them), one device workspace that grows
-// to the largest problem seen, and a second stream. Every call is ordered on
-// the context's stream: large problems fork part of their work to the second
+// the 64 most recently used kept), one device workspace that grows to the
+// largest problem seen, and a second stream. Every call is ordered on the
+// context's stream: large problems fork part of their work to the second
 // stream and join it back (events) before the call returns, so to the caller
 // a call is one unit of work on its stream. After the first call on a problem
-// shape, calls neither allocate nor synchronize, so they can be captured in a
-// CUDA graph (call reserve() or run once before capturing).
+// shape (or reserve()), calls neither allocate nor synchronize.
 //
-// A context is not thread-safe: use one per thread (or per stream).
+// Memory. A problem whose intermediates exceed the workspace limit
+// (set_workspace_limit; by default the device's free memory) runs in passes
+// that fit it — a few samples at a time, then bands of rows, then groups of
+// output channels — and gives the same result. Only a problem whose smallest
+// pass does not fit fails, with status::out_of_memory and the byte counts.
+// release() hands every cached plan and the workspace back.
+//
+// CUDA graphs. Call reserve(p) (or run p once) before capturing a call on p;
+// a call that would have to allocate while its stream is captured throws
+// invalid_argument and allocates nothing. A graph stays valid when later
+// calls grow the workspace (the buffer it uses is kept) until release(),
+// which invalidates graphs captured from this context.
+//
+// Checks. Every call first checks that the context's device is current, that
+// no CUDA error from earlier work is pending (that error is left untouched
+// and named in the message), and that x, w and y are device memory of this
+// device large enough for the problem; a failed check throws before anything
+// is enqueued. A call that fails later (a CUDA, cuFFT or cuBLAS error) has
+// joined its side stream; y may then hold partial results.
+//
+// Threads. A context is not thread-safe: use one per thread (or per stream),
+// or serialize the calls. Different contexts may be used from different
+// threads at the same time.
 #pragma once
 
 #include <cstddef>
@@ -40,19 +61,32 @@ public:
     context& operator=(context&&) noexcept;
 
     cudaStream_t stream() const noexcept;
-    // Later calls run on `stream`. Work already enqueued stays where it is.
+    // Later calls run on `stream`, after all work this context enqueued on the
+    // old stream (an event orders them; nothing synchronizes the host).
     void set_stream(cudaStream_t stream);
 
     // How `p` will be computed (table entry or generic tile extent). Validates `p`.
     dispatch_decision plan(const problem& p) const;
 
     // 0 (the default): the compiled table, then the generic heuristic.
-    // t > 0: every problem runs the generic path with tile extent t (a tuning
-    // aid; problems with kernel_extent > t are rejected).
+    // 1 <= t <= 65536: every problem runs the generic path with tile extent t
+    // (a tuning aid; problems with kernel_extent > t are rejected).
     void force_tile_extent(int t);
 
-    // Device bytes the workspace needs for `p` (cuFFT work area included).
+    // The most device memory the workspace may take (bytes). Problems that
+    // need more run in passes within it. Default: no limit beyond the
+    // device's free memory. Takes effect at the next call; a workspace
+    // already larger is kept until release().
+    void set_workspace_limit(std::size_t bytes);
+    std::size_t workspace_limit() const noexcept;
+
+    // Device bytes of workspace a call on `p` will use (cuFFT work area
+    // included), under the workspace limit.
     std::size_t workspace_size(const problem& p) const;
+
+    // Waits for the context's work, then frees the workspace, every cached
+    // cuFFT plan and every buffer kept for CUDA graphs (which become invalid).
+    void release();
 
     // Makes the plans and grows the workspace for `p` now, so the next call on
     // `p` allocates nothing (needed before stream capture).

@@ -6,9 +6,22 @@
  * in_channels, kernel_extent, kernel_extent], y float32 [batch, out_channels,
  * height - kernel_extent + 1, width - kernel_extent + 1]; dense NCHW, device memory.
  *
- * Every function returns a status. On failure nothing was written to y and
- * fftconv_last_error() returns a message naming what was wrong (per thread,
- * valid until this thread's next fftconv call).
+ * Every function returns a status. On failure fftconv_last_error() returns a
+ * message naming what was wrong (per thread, valid until this thread's next
+ * fftconv call). FFTCONV_INVALID_ARGUMENT and FFTCONV_OUT_OF_MEMORY mean
+ * nothing was enqueued and y is untouched; after a CUDA, cuFFT or cuBLAS
+ * error raised by work already enqueued, y may hold partial results.
+ *
+ * Each call checks first that the context's device is current, that no CUDA
+ * error from earlier work is pending (it is left in place and named), and
+ * that x, w, y are device memory of that device, large enough.
+ *
+ * Threads: a context is not thread-safe; use one per thread (or serialize
+ * the calls). Different contexts may be used from different threads at once.
+ * Memory: problems larger than the workspace limit run in passes within it
+ * (fftconv_set_workspace_limit); fftconv_release frees the cached plans and
+ * workspace. CUDA graphs: call fftconv_reserve for a problem before capturing
+ * a call on it; graphs stay valid until fftconv_release.
  *
  *   fftconv_context ctx;
  *   fftconv_problem p = {batch, in_channels, out_channels, height, width, kernel_extent};
@@ -50,13 +63,20 @@ typedef struct fftconv_problem {
 /* Opaque: owns a cuBLAS handle, cached cuFFT plans and a device workspace. */
 typedef struct fftconv_context_t* fftconv_context;
 
-/* Makes a context on the current CUDA device whose work runs on `stream` (NULL: default stream). */
+/* Makes a context on the current CUDA device whose work runs on `stream` (NULL: default stream).
+ * On failure *context is set to NULL. */
 fftconv_status fftconv_create(fftconv_context* context, cudaStream_t stream);
 /* Releases everything the context owns. NULL is accepted. */
 fftconv_status fftconv_destroy(fftconv_context context);
+/* Later calls run on `stream`, ordered after the work already enqueued on the old one. */
 fftconv_status fftconv_set_stream(fftconv_context context, cudaStream_t stream);
 
-/* Device bytes the context's workspace needs for `problem`. */
+/* The most device memory the workspace may take (default SIZE_MAX: the device's free memory). */
+fftconv_status fftconv_set_workspace_limit(fftconv_context context, size_t bytes);
+/* Waits for the context's work, then frees its workspace and cached cuFFT plans. */
+fftconv_status fftconv_release(fftconv_context context);
+
+/* Device bytes of workspace a call on `problem` will use, under the workspace limit. */
 fftconv_status fftconv_workspace_size(fftconv_context context, const fftconv_problem* problem,
                                       size_t* bytes);
 /* Makes plans and workspace for `problem` now (call before capturing a CUDA graph). */

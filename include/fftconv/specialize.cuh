@@ -17,6 +17,7 @@
 #include "fftconv/context.hpp"
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/pipeline.cuh"
+#include "fftconv/detail/pointer_check.hpp"
 
 namespace fftconv {
 
@@ -29,9 +30,9 @@ void conv2d(context& ctx, const problem& p, const float* x, const float* w, floa
                               " does not fit the configuration kernel_extent=" +
                               std::to_string(Cfg.kernel_extent) + " channels=" +
                               std::to_string(Cfg.channels));
-    if (x == nullptr || w == nullptr || y == nullptr)
-        detail::throw_invalid("fftconv: x, w and y must be device pointers, not null");
-    detail::run_pipeline(ctx.engine(), p, tile_geometry<Cfg>{}, x, w, nullptr, y);
+    if (w == nullptr) detail::throw_invalid("fftconv: w is a null pointer");
+    detail::check_operands(ctx.engine(), p, x, w, y);
+    detail::run_pipeline(ctx.engine(), p, tile_geometry<Cfg>{}, x, detail::filter_input{w, {}}, y);
 }
 
 }  // namespace fftconv

@@ -1,9 +1,11 @@
 // fftconv/status.hpp — how fftconv reports failure.
 //
-// Every failing call throws fftconv::error. Its status() says which kind of
+// Every failing call throws fftconv::error. Its code() says which kind of
 // failure it was (the same codes the C ABI returns), what() names the field
-// or the library call and the value involved. When a call throws, the output
-// buffer has not been written.
+// or the library call and the value involved. A call that throws
+// invalid_argument or out_of_memory has enqueued nothing and not written y;
+// after a cuda_error, cufft_error or cublas_error raised by work already
+// enqueued, y may hold partial results (context.hpp, "Checks").
 #pragma once
 
 #include <stdexcept>

@@ -2,6 +2,7 @@
 // problems miss the table, and what the generic path's heuristic picks.
 #include "doctest.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "fftconv/dispatch.hpp"
@@ -58,7 +59,8 @@ TEST_CASE("problems outside the table take the generic path") {
         CHECK(d.path == path_kind::generic);
         CHECK(d.config.channels == 0);
         CHECK(d.config.kernel_extent == p.kernel_extent);
-        CHECK(d.config.tile_extent == choose_tile_extent(p));
+        CHECK(d.config.tile_extent >= p.kernel_extent);
+        CHECK(fft_friendly(d.config.tile_extent));
     }
 }
 
@@ -84,6 +86,20 @@ TEST_CASE("the heuristic's tile is cuFFT-friendly, holds the kernel and does not
     CHECK(choose_tile_extent(problem{1, 4, 4, 9, 9, 9}) >= 9);
 }
 
+TEST_CASE("wide, tall and huge images get a bounded tile, chosen without scanning the image") {
+    for (const problem& p : {problem{1, 1, 1, 512, 46729, 512}, problem{1, 1, 1, 1, 65536, 1},
+                             problem{4, 16, 16, 8, 131072, 8}, problem{1, 1, 1, 128, 70000, 9},
+                             problem{1, 1, 1, 1, std::int64_t{1} << 30, 1},
+                             problem{1, 1, 1, std::int64_t{1} << 20, 3, 3},
+                             problem{1, 2, 2, 1024, 1 << 20, 1024}}) {
+        CAPTURE(to_string(p));
+        const int t = choose_tile_extent(p);
+        CHECK(t >= p.kernel_extent);
+        CHECK(fft_friendly(t));
+        CHECK(std::int64_t{t} <= std::max<std::int64_t>(8 * p.kernel_extent, 512));
+    }
+}
+
 TEST_CASE("a forced tile extent bypasses the table and is checked against the kernel") {
     const problem p{4, 64, 64, 128, 128, 8};
     const dispatch_decision d = choose_dispatch(p, 48);
@@ -97,6 +113,7 @@ TEST_CASE("a forced tile extent bypasses the table and is checked against the ke
         CHECK(std::string(e.what()).find("forced tile extent 7") != std::string::npos);
     }
     CHECK_THROWS_AS(choose_dispatch(p, -1), error);
+    CHECK_THROWS_WITH_AS(choose_dispatch(p, 65537), doctest::Contains("to 65536"), error);
 }
 
 TEST_CASE("dispatch validates the problem first") {

@@ -1,14 +1,16 @@
 // fftconv/detail/engine.hpp — the resources behind a context: cuBLAS handle,
-// cached cuFFT plans, the device workspace. Rule of zero throughout: every
-// resource sits in a unique_ptr whose deleter cannot throw.
+// cached cuFFT plans, the device workspace, the side stream. Rule of zero
+// throughout: every resource sits in a unique_ptr whose deleter cannot throw.
 #pragma once
 
 #include <compare>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <type_traits>
+#include <vector>
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
@@ -48,6 +50,7 @@ struct fft_plan_key {
     friend auto operator<=>(const fft_plan_key&, const fft_plan_key&) = default;
 };
 
+// A cufftHandle made by cufftCreate (never 0 when held here).
 struct fft_plan_deleter {
     void operator()(cufftHandle* h) const noexcept {
         (void)cufftDestroy(*h);
@@ -60,22 +63,50 @@ struct fft_plan {
     std::size_t work_bytes = 0;  // the work area this plan needs (auto-allocation is off)
 };
 
+// The events of the side-stream fork/join, by role.
+enum class side_event : int { fork, join, hand_off };
+
 class engine {
 public:
     explicit engine(cudaStream_t stream);
 
     cudaStream_t stream() const noexcept { return stream_; }
+    // Later work runs on `stream`, ordered after everything already enqueued
+    // on the old one (they share the workspace).
     void set_stream(cudaStream_t stream);
     int device() const noexcept { return device_; }
 
-    // The cached plan for `key`, made on first use (no work area attached yet).
+    // At the start of every call: the context's device is current, no CUDA
+    // error from earlier work is pending (it would otherwise surface as ours),
+    // and whether the stream is being captured into a graph.
+    void begin_call();
+    bool capturing() const noexcept { return capturing_; }
+
+    // The cached plan for `key`, made on first use (no work area attached
+    // yet). The cache keeps the plan_cache_capacity most recently used plans;
+    // plans used while capturing a graph are kept until release().
     const fft_plan& plan(const fft_plan_key& key);
+    static constexpr std::size_t plan_cache_capacity = 64;
+    std::size_t cached_plans() const noexcept { return plans_.size(); }
 
     // A work area of at least `bytes` on this engine's device. Grows (the
-    // only allocation after warm-up) when a larger problem arrives; the old
-    // buffer is freed after the device finished with it (cudaFree synchronizes).
+    // only allocation after warm-up) when a larger problem arrives. A buffer
+    // that a captured graph may use is kept until release(), so graphs
+    // captured earlier stay valid; any other old buffer is freed (cudaFree
+    // waits for the device). Refuses to grow while capturing.
     void* workspace(std::size_t bytes);
     std::size_t workspace_capacity() const noexcept { return workspace_bytes_; }
+
+    // The most workspace a call may use (default: no limit but the device's
+    // free memory); larger problems run in passes.
+    std::size_t workspace_limit = std::numeric_limits<std::size_t>::max();
+    // The workspace a new allocation may take now: the limit, or the free
+    // device memory (plus the buffer a growth would free) if that is less.
+    std::size_t usable_workspace() const;
+
+    // Frees the workspace, every cached plan and every buffer kept for
+    // graphs, after the stream finished with them.
+    void release();
 
     // Runs a plan on this engine's stream with `work` as its work area.
     void execute(const fft_plan& p, fft_direction direction, void* in, void* out, void* work);
@@ -87,21 +118,50 @@ public:
     // (events, so CUDA-graph capture follows both branches).
     cudaStream_t side_stream() const noexcept { return side_.get(); }
     // Makes `waiter` wait for all work enqueued so far on `signaller`.
-    void order(cudaStream_t signaller, cudaStream_t waiter, int which);
+    void order(cudaStream_t signaller, cudaStream_t waiter, side_event which);
 
     // 0: automatic (compiled table, then the generic heuristic).
     int forced_tile_extent = 0;
 
 private:
+    struct cached_plan {
+        fft_plan plan;
+        std::uint64_t last_use;
+        bool pinned;  // used while capturing: a graph may refer to it
+    };
+
     cudaStream_t stream_;
     int device_ = 0;
+    bool capturing_ = false;
+    bool captured_ = false;  // some call was captured: the workspace may be in a graph
     cublas_handle blas_;
     device_buffer blas_workspace_;
     owned_stream side_;
-    owned_event events_[3];  // fork, join, and the mid-GEMM hand-off
-    std::map<fft_plan_key, fft_plan> plans_;
+    owned_event events_[3];  // indexed by side_event
+    owned_event stream_change_;
+    std::map<fft_plan_key, cached_plan> plans_;
+    std::uint64_t plan_uses_ = 0;
     device_buffer workspace_;
     std::size_t workspace_bytes_ = 0;
+    std::vector<device_buffer> kept_for_graphs_;
+};
+
+// Forks the side stream from the main stream on construction when `active`;
+// join() (or, after a failure, the destructor) makes the main stream wait for
+// everything the side stream got, so no call leaves work un-joined.
+class side_branch {
+public:
+    side_branch(engine& e, bool active);
+    ~side_branch();
+    side_branch(const side_branch&) = delete;
+    side_branch& operator=(const side_branch&) = delete;
+
+    cudaStream_t stream() const noexcept { return active_ ? e_.side_stream() : e_.stream(); }
+    void join();
+
+private:
+    engine& e_;
+    bool active_;
 };
 
 }  // namespace fftconv::detail
@@ -114,41 +174,38 @@ namespace fftconv::detail {
 
 struct tiling;
 
-// The three cuFFT plans of one problem and where each intermediate lives.
+// Where each intermediate lives in the workspace (laid out for the largest
+// pass; every pass of a call uses the same places).
 struct pipeline_buffers {
     float* real;                    // real tiles: padded filters, then input tiles, then output tiles
     cufftComplex* input_spectrum;
-    cufftComplex* filter_spectrum;  // the workspace's; a filter_spectrum object brings its own
+    cufftComplex* filter_spectrum;  // the workspace's; null when a filter_spectrum object brings its own
     cufftComplex* output_spectrum;
     void* fft_work;
-    const fft_plan* filter_plan;    // the three plans: null on the fused path
-    const fft_plan* input_plan;
-    const fft_plan* output_plan;
 };
 
 fft_plan_key filter_plan_key(const tiling& t);
 fft_plan_key input_plan_key(const problem& p, const tiling& t);
 fft_plan_key output_plan_key(const problem& p, const tiling& t);
 
-// Bytes of workspace `p` needs with tiling `t` (makes and caches its plans).
+// Bytes of workspace one pass over `p` needs with tiling `t` (makes and
+// caches its plans on the cuFFT path).
 std::size_t workspace_bytes(engine& e, const problem& p, const tiling& t);
 
-// Makes the plans, grows the workspace if needed, and hands out the pointers.
-pipeline_buffers prepare(engine& e, const problem& p, const tiling& t);
+// Hands out the intermediates laid out by `t` in a workspace at `base`.
+pipeline_buffers carve(const tiling& t, void* base);
 
-// The frequency-domain product: for every bin f,
-//   output_spectrum[f] (M x out) = input_spectrum[f] (M x in) * conj(filter[f]) (in x out)
-// as one strided-batched complex GEMM, FP32 accumulation (no TF32).
-void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftComplex* filter,
-                      const pipeline_buffers& b);
-
-// The same for output channels [first, last) only: columns of the output
-// spectrum, i.e. output tiles [first * M, last * M).
-void multiply_spectra(engine& e, const problem& p, const tiling& t, const cufftComplex* filter,
+// The frequency-domain product of one pass: for every bin f and output
+// channels o in [first, last),
+//   output_spectrum[f] (M x o) = input_spectrum[f] (M x in) * conj(filter[f]) (in x o)
+// with the filter stored [bin][in][filter_ld] (filter_ld >= last) and bin
+// stride filter_bin_stride, FP32 accumulation (no TF32).
+struct filter_operand {
+    const cufftComplex* data;
+    std::int64_t ld;          // distance between consecutive input channels
+    std::int64_t bin_stride;  // distance between consecutive bins
+};
+void multiply_spectra(engine& e, const problem& p, const tiling& t, const filter_operand& filter,
                       const pipeline_buffers& b, std::int64_t first, std::int64_t last);
-
-// Refuses problems whose intermediates would overflow the index types of
-// cuBLAS (32-bit m, n, k, batch) or 64-bit byte counts, naming the quantity.
-void check_tiling_limits(const problem& p, const tiling& t);
 
 }  // namespace fftconv::detail

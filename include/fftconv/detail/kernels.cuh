@@ -20,6 +20,7 @@ struct launch_extents {
     std::int64_t channels;        // in_channels for the gather, out_channels for the scatter
     std::int64_t tiles_wide;
     std::int64_t tiles_per_image;
+    tensor_strides strides;       // of x for the gather, of y for the scatter
 };
 
 // Real tile n = (channel * batch + b) * tiles_per_image + tile reads the
@@ -43,7 +44,7 @@ __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __rest
         const std::int64_t x0 = (tile % e.tiles_wide) * geo.out_tile + col;
         float v = 0.0f;
         if (y0 < e.height && x0 < e.width)
-            v = x[((b * e.channels + channel) * e.height + y0) * e.width + x0];
+            v = x[b * e.strides.batch + channel * e.strides.channel + y0 * e.strides.row + x0];
         tiles[idx] = v;
     }
 }
@@ -71,7 +72,7 @@ __global__ void pad_filters(Geometry geo, std::int64_t in_channels, std::int64_t
     }
 }
 
-// y[b, o, i, j] is output (i mod To, j mod To) of tile (i / To, j / To) of
+// Output element (b, o, i, j) of the pass (y through its strides) is output (i mod To, j mod To) of tile (i / To, j / To) of
 // real output tile (o * batch + b): the first To x To of each tile are the
 // outputs no circular wrap-around reached.
 template <class Geometry>
@@ -87,7 +88,8 @@ __global__ void scatter_tiles(Geometry geo, launch_extents e, const float* __res
         const std::int64_t b = image / e.channels;
         const std::int64_t tile = (i / geo.out_tile) * e.tiles_wide + j / geo.out_tile;
         const std::int64_t n = (o * e.batch + b) * e.tiles_per_image + tile;
-        y[idx] = tiles[(n * geo.tile_extent + i % geo.out_tile) * geo.tile_extent + j % geo.out_tile];
+        y[b * e.strides.batch + o * e.strides.channel + i * e.strides.row + j] =
+            tiles[(n * geo.tile_extent + i % geo.out_tile) * geo.tile_extent + j % geo.out_tile];
     }
 }
 

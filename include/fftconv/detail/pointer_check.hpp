@@ -1,0 +1,24 @@
+// fftconv/detail/pointer_check.hpp — refuses, before anything is launched, a
+// pointer a kernel could not use: host memory, another device's memory, or a
+// buffer that ends before the bytes the problem needs (the kernel would fault
+// and take the process's CUDA context down with it).
+#pragma once
+
+#include <cstddef>
+
+#include "fftconv/problem.hpp"
+
+namespace fftconv::detail {
+
+class engine;
+
+// Throws invalid_argument naming `name` unless [p, p + bytes) is device (or
+// managed) memory usable from `device`. p must not be null.
+void require_device_memory(const void* p, std::size_t bytes, int device, const char* name);
+
+// The checks every call makes before its first launch: the engine's call
+// preconditions (engine::begin_call), the problem, and x, w (unless null: a
+// filter spectrum brings its own) and y against the problem's sizes.
+void check_operands(engine& e, const problem& p, const float* x, const float* w, const float* y);
+
+}  // namespace fftconv::detail
