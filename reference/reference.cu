@@ -55,6 +55,46 @@ __global__ void normal_kernel(float* out, std::int64_t n, std::uint64_t seed) {
     }
 }
 
+__global__ void uniform_kernel(float* out, std::int64_t n, std::uint64_t seed) {
+    for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < n;
+         idx += std::int64_t{gridDim.x} * blockDim.x) {
+        const std::uint64_t h = splitmix64(seed * 0x632be59bd9b4e019ull + 2 * std::uint64_t(idx) + 1);
+        out[idx] = float(double(h >> 40) * 0x1.0p-24);  // 24-bit uniforms in [0, 1): exact in float
+    }
+}
+
+// The oracle at chosen output elements only (flat [B, Cout, Ho, Wo] indices):
+// problems whose full float64 convolution would take minutes are checked on a
+// random sample of their outputs.
+__global__ void sampled_conv_kernel(problem p, std::int64_t out_height, std::int64_t out_width,
+                                    const std::int64_t* __restrict__ indices, std::int64_t count,
+                                    const float* __restrict__ x, const float* __restrict__ w,
+                                    double* __restrict__ y) {
+    const std::int64_t s = blockIdx.x;
+    if (s >= count) return;
+    const std::int64_t idx = indices[s];
+    const std::int64_t j = idx % out_width;
+    const std::int64_t i = (idx / out_width) % out_height;
+    const std::int64_t o = (idx / (out_width * out_height)) % p.out_channels;
+    const std::int64_t b = idx / (out_width * out_height * p.out_channels);
+    const std::int64_t taps = p.in_channels * p.kernel_extent * p.kernel_extent;
+    double sum = 0.0;
+    for (std::int64_t t = threadIdx.x; t < taps; t += blockDim.x) {
+        const std::int64_t v = t % p.kernel_extent, u = (t / p.kernel_extent) % p.kernel_extent;
+        const std::int64_t c = t / (p.kernel_extent * p.kernel_extent);
+        sum += double(x[((b * p.in_channels + c) * p.height + i + u) * p.width + j + v]) *
+               double(w[((o * p.in_channels + c) * p.kernel_extent + u) * p.kernel_extent + v]);
+    }
+    __shared__ double partial[threads];
+    partial[threadIdx.x] = sum;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if (int(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) y[s] = partial[0];
+}
+
 __global__ void nan_kernel(float* out, std::int64_t n) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < n;
          idx += std::int64_t{gridDim.x} * blockDim.x)
@@ -95,6 +135,31 @@ std::vector<double> direct_conv_cpu(const problem& p, const std::vector<float>& 
 void fill_normal(float* device, std::int64_t n, std::uint64_t seed, cudaStream_t stream) {
     normal_kernel<<<blocks_for(n), threads, 0, stream>>>(device, n, seed);
     FFTCONV_CHECK_LAUNCH();
+}
+
+void fill_uniform(float* device, std::int64_t n, std::uint64_t seed, cudaStream_t stream) {
+    uniform_kernel<<<blocks_for(n), threads, 0, stream>>>(device, n, seed);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+void fill_input(input_kind kind, float* device, std::int64_t n, std::uint64_t seed, cudaStream_t stream) {
+    if (kind == input_kind::normal) fill_normal(device, n, seed, stream);
+    else fill_uniform(device, n, seed, stream);
+}
+
+const char* to_string(input_kind kind) noexcept {
+    return kind == input_kind::normal ? "normal(0,1)" : "uniform[0,1)";
+}
+
+void direct_conv_gpu_sampled(const problem& p, const float* x, const float* w, const std::int64_t* indices,
+                             std::int64_t count, double* y, cudaStream_t stream) {
+    validate(p);
+    for (std::int64_t first = 0; first < count; first += std::int64_t{1} << 30) {
+        const std::int64_t n = std::min(count - first, std::int64_t{1} << 30);
+        sampled_conv_kernel<<<unsigned(n), threads, 0, stream>>>(p, p.out_height(), p.out_width(),
+                                                                 indices + first, n, x, w, y + first);
+        FFTCONV_CHECK_LAUNCH();
+    }
 }
 
 void fill_nan(float* device, std::int64_t n, cudaStream_t stream) {

@@ -27,13 +27,14 @@ owned_event make_event() {
     return owned_event(e);
 }
 
+}  // namespace
+
 [[noreturn]] void refuse_during_capture(const std::string& what) {
     throw_invalid("fftconv: " + what +
                   ", which cannot happen while the stream is being captured into a CUDA graph: "
                   "call reserve(problem) (C: fftconv_reserve) for this problem before capturing");
 }
 
-}  // namespace
 
 device_buffer allocate_device(std::size_t bytes, const char* what) {
     void* p = nullptr;

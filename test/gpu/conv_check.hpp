@@ -1,11 +1,15 @@
 // test/gpu/conv_check.hpp — the one routine every GPU accuracy test runs:
-// fresh normal inputs, a NaN-poisoned output, fftconv, the float64 oracle,
-// and the project's accuracy bar on every element.
+// fresh inputs (random-normal and positive uniform [0, 1)), a NaN-poisoned
+// output, fftconv, the float64 oracle, and the project's accuracy bar on
+// every element.
 #pragma once
 
 #include "doctest.hpp"
 
+#include <algorithm>
 #include <functional>
+#include <random>
+#include <vector>
 
 #include "fftconv/context.hpp"
 #include "fftconv/detail/check.hpp"
@@ -20,26 +24,73 @@ inline void plain_conv(context& ctx, const problem& p, const float* x, const flo
     ctx.conv2d(p, x, w, y);
 }
 
-inline reference::accuracy check_conv(context& ctx, const problem& p, std::uint64_t seed,
-                                      const conv_runner& run = plain_conv) {
+inline reference::accuracy worse(const reference::accuracy& a, const reference::accuracy& b) {
+    reference::accuracy w = a;
+    w.relative_l2 = std::max(a.relative_l2, b.relative_l2);
+    w.worst_fraction = std::max(a.worst_fraction, b.worst_fraction);
+    w.non_finite = std::max(a.non_finite, b.non_finite);
+    return w;
+}
+
+inline void check_bar(const reference::accuracy& a) {
+    CHECK(a.non_finite == 0);
+    CHECK(a.relative_l2 <= reference::max_relative_l2);
+    CHECK(a.worst_fraction <= 1.0);
+}
+
+// Outputs compared with the oracle: all of them, or (sample > 0) that many
+// distinct random ones, for problems whose full float64 convolution would
+// take minutes.
+inline reference::accuracy check_conv_kind(context& ctx, const problem& p, std::uint64_t seed,
+                                           reference::input_kind kind, const conv_runner& run = plain_conv,
+                                           std::int64_t sample = 0) {
     using namespace reference;
     auto x = make_device_array<float>(p.input_elements());
     auto w = make_device_array<float>(p.filter_elements());
     auto y = make_device_array<float>(p.output_elements());
-    auto exact = make_device_array<double>(p.output_elements());
-    fill_normal(x.data(), x.size, seed, ctx.stream());
-    fill_normal(w.data(), w.size, seed ^ 0x5deece66dull, ctx.stream());
+    fill_input(kind, x.data(), x.size, seed, ctx.stream());
+    fill_input(kind, w.data(), w.size, seed ^ 0x5deece66dull, ctx.stream());
     fill_nan(y.data(), y.size, ctx.stream());
     run(ctx, p, x.data(), w.data(), y.data());
-    direct_conv_gpu(p, x.data(), w.data(), exact.data(), ctx.stream());
-    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
-    const accuracy a = compare(to_host(y.data(), y.size), to_host(exact.data(), exact.size));
-    INFO(to_string(p), " seed=", seed, " tile_extent=", ctx.plan(p).config.tile_extent,
-         " rel_l2=", a.relative_l2, " worst=", a.worst_fraction, " non_finite=", a.non_finite);
-    CHECK(a.non_finite == 0);
-    CHECK(a.relative_l2 <= max_relative_l2);
-    CHECK(a.worst_fraction <= 1.0);
+    std::vector<float> got;
+    std::vector<double> exact;
+    if (sample <= 0 || sample >= p.output_elements()) {
+        auto oracle = make_device_array<double>(p.output_elements());
+        direct_conv_gpu(p, x.data(), w.data(), oracle.data(), ctx.stream());
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+        got = to_host(y.data(), y.size);
+        exact = to_host(oracle.data(), oracle.size);
+    } else {
+        std::mt19937_64 rng(seed);
+        std::vector<std::int64_t> indices(static_cast<std::size_t>(sample));
+        for (auto& i : indices) i = std::uniform_int_distribution<std::int64_t>(0, p.output_elements() - 1)(rng);
+        indices.front() = 0;                       // the corners of the output, always
+        indices.back() = p.output_elements() - 1;
+        auto device_indices = make_device_array<std::int64_t>(sample);
+        auto oracle = make_device_array<double>(sample);
+        FFTCONV_CUDA_TRY(cudaMemcpy(device_indices.data(), indices.data(), sizeof(std::int64_t) * indices.size(),
+                                    cudaMemcpyHostToDevice));
+        direct_conv_gpu_sampled(p, x.data(), w.data(), device_indices.data(), sample, oracle.data(), ctx.stream());
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+        exact = to_host(oracle.data(), sample);
+        got.resize(indices.size());
+        for (std::size_t s = 0; s < indices.size(); ++s)
+            FFTCONV_CUDA_TRY(cudaMemcpy(&got[s], y.data() + indices[s], sizeof(float), cudaMemcpyDeviceToHost));
+    }
+    const accuracy a = compare(got, exact);
+    INFO(to_string(p), " ", to_string(kind), " seed=", seed, " tile_extent=", ctx.plan(p).config.tile_extent,
+         " rel_l2=", a.relative_l2, " worst=", a.worst_fraction, " non_finite=", a.non_finite,
+         sample > 0 ? " (sampled outputs)" : "");
+    check_bar(a);
     return a;
+}
+
+// Both input distributions; returns the worse of the two.
+inline reference::accuracy check_conv(context& ctx, const problem& p, std::uint64_t seed,
+                                      const conv_runner& run = plain_conv, std::int64_t sample = 0) {
+    const auto normal = check_conv_kind(ctx, p, seed, reference::input_kind::normal, run, sample);
+    const auto uniform = check_conv_kind(ctx, p, seed + 1, reference::input_kind::uniform, run, sample);
+    return worse(normal, uniform);
 }
 
 }  // namespace fftconv::testing

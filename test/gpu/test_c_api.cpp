@@ -2,6 +2,7 @@
 #include "doctest.hpp"
 
 #include <string>
+#include <vector>
 
 #include "fftconv/fftconv.h"
 #include "reference.hpp"
@@ -42,6 +43,29 @@ TEST_CASE("the C ABI computes conv2d and reports errors with codes and messages"
     CHECK(fftconv_conv2d(nullptr, &p, x.data(), w.data(), y.data()) == FFTCONV_INVALID_ARGUMENT);
     CHECK(fftconv_workspace_size(ctx, &p, nullptr) == FFTCONV_INVALID_ARGUMENT);
     CHECK(std::string(fftconv_status_string(FFTCONV_OUT_OF_MEMORY)) == "out_of_memory");
+
+    // A workspace limit below the smallest pass: out of memory, named; above
+    // it, passes; release() hands everything back and the context still works.
+    CHECK(fftconv_set_workspace_limit(ctx, 4096) == FFTCONV_SUCCESS);
+    CHECK(fftconv_conv2d(ctx, &p, x.data(), w.data(), y.data()) == FFTCONV_OUT_OF_MEMORY);
+    CHECK(std::string(fftconv_last_error()).find("bytes are usable") != std::string::npos);
+    CHECK(fftconv_set_workspace_limit(ctx, bytes / 3) == FFTCONV_SUCCESS);
+    size_t limited = 0;
+    CHECK(fftconv_workspace_size(ctx, &p, &limited) == FFTCONV_SUCCESS);
+    CHECK(limited <= bytes / 3);
+    CHECK(fftconv_release(ctx) == FFTCONV_SUCCESS);
+    fftconv::reference::fill_nan(y.data(), y.size, nullptr);
+    REQUIRE(fftconv_conv2d(ctx, &p, x.data(), w.data(), y.data()) == FFTCONV_SUCCESS);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    CHECK(fftconv::reference::compare(fftconv::reference::to_host(y.data(), y.size),
+                                      fftconv::reference::to_host(exact.data(), exact.size))
+              .passes());
+    CHECK(fftconv_set_workspace_limit(nullptr, 1) == FFTCONV_INVALID_ARGUMENT);
+    CHECK(fftconv_release(nullptr) == FFTCONV_INVALID_ARGUMENT);
+    // Host memory is refused by name before anything runs.
+    std::vector<float> host(size_t(cxx.input_elements()));
+    CHECK(fftconv_conv2d(ctx, &p, host.data(), w.data(), y.data()) == FFTCONV_INVALID_ARGUMENT);
+    CHECK(std::string(fftconv_last_error()).find("x = ") != std::string::npos);
 
     // A successful call clears the message.
     CHECK(fftconv_conv2d(ctx, &p, x.data(), w.data(), y.data()) == FFTCONV_SUCCESS);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <string>
 #include <memory>
 #include <type_traits>
 #include <vector>
@@ -145,6 +146,10 @@ private:
     std::size_t workspace_bytes_ = 0;
     std::vector<device_buffer> kept_for_graphs_;
 };
+
+// Throws invalid_argument: `what` (a plan or memory this call needs) cannot
+// be made while the stream is captured, and reserve() is the remedy.
+[[noreturn]] void refuse_during_capture(const std::string& what);
 
 // Forks the side stream from the main stream on construction when `active`;
 // join() (or, after a failure, the destructor) makes the main stream wait for

@@ -1,0 +1,414 @@
+// Reliability: every valid problem computes (wide, tall, huge), problems
+// larger than the workspace limit run in passes with the same result,
+// non-finite inputs stay in their sample, streams and graphs are safe, bad
+// pointers and foreign errors are named before anything runs, and resources
+// stay bounded. docs/reliability.md lists what each case proves.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "conv_check.hpp"
+#include "fftconv/detail/engine.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+struct stream_holder {
+    cudaStream_t s = nullptr;
+    stream_holder() { FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+    ~stream_holder() { (void)cudaStreamDestroy(s); }
+};
+
+std::size_t free_device_bytes() {
+    std::size_t free_bytes = 0, total = 0;
+    FFTCONV_CUDA_TRY(cudaMemGetInfo(&free_bytes, &total));
+    return free_bytes;
+}
+
+bool same_bits(const float* a, const float* b, std::int64_t n) {
+    const auto ha = reference::to_host(a, n);
+    const auto hb = reference::to_host(b, n);
+    return std::memcmp(ha.data(), hb.data(), sizeof(float) * ha.size()) == 0;
+}
+
+template <class F>
+void expect_error(F&& call, status code, const std::string& message) {
+    try {
+        call();
+        FAIL("accepted, expected: " << message);
+    } catch (const error& e) {
+        CHECK(e.code() == code);
+        CHECK_MESSAGE(std::string(e.what()).find(message) != std::string::npos, e.what());
+    }
+}
+
+}  // namespace
+
+TEST_CASE("the valid problems that used to crash or be refused compute the right answer") {
+    context ctx;
+    for (const problem& p : {problem{1, 1, 1, 512, 46729, 512}, problem{1, 1, 1, 1, 65536, 1},
+                             problem{4, 16, 16, 8, 131072, 8}, problem{1, 1, 1, 128, 70000, 9}}) {
+        const auto a = testing::check_conv(ctx, p, 8);
+        std::printf("%s: tile %d, rel_l2=%.3g worst=%.3f\n", to_string(p).c_str(),
+                    ctx.plan(p).config.tile_extent, a.relative_l2, a.worst_fraction);
+    }
+}
+
+TEST_CASE("wide, tall and huge extents (46341 ... 2^20, K up to 1024), checked on sampled outputs") {
+    context ctx;
+    for (const problem& p : {problem{1, 1, 1, 3, 46341, 3}, problem{1, 1, 1, 46341, 3, 3},
+                             problem{1, 2, 3, 1 << 20, 4, 2}, problem{1, 1, 1, 2, 1 << 20, 2},
+                             problem{2, 3, 2, 600, 1 << 17, 17}, problem{1, 1, 1, 1100, 50000, 1024},
+                             problem{1, 1, 1, 46341, 46341, 1}}) {
+        const auto a = testing::check_conv(ctx, p, 9, testing::plain_conv, 4096);
+        std::printf("%s: tile %d, rel_l2=%.3g worst=%.3f (4096 sampled outputs)\n", to_string(p).c_str(),
+                    ctx.plan(p).config.tile_extent, a.relative_l2, a.worst_fraction);
+    }
+}
+
+namespace {
+
+// Runs `p` with and without a workspace limit on the same inputs: the limited
+// run must fit its limit and give bit-identical output.
+void check_passes(const problem& p, std::size_t limit, int forced_tile, std::int64_t sample) {
+    CAPTURE(to_string(p));
+    CAPTURE(limit);
+    CAPTURE(forced_tile);
+    context whole, limited;
+    whole.force_tile_extent(forced_tile);
+    limited.force_tile_extent(forced_tile);
+    limited.set_workspace_limit(limit);
+    const std::size_t bytes = limited.workspace_size(p);
+    CHECK(bytes <= limit);
+    CHECK(whole.workspace_size(p) > limit);  // it really needs passes
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto y_whole = reference::make_device_array<float>(p.output_elements());
+    auto y_passes = reference::make_device_array<float>(p.output_elements());
+    reference::fill_uniform(x.data(), x.size, 51, nullptr);
+    reference::fill_normal(w.data(), w.size, 52, nullptr);
+    reference::fill_nan(y_passes.data(), y_passes.size, nullptr);
+    whole.conv2d(p, x.data(), w.data(), y_whole.data());
+    limited.conv2d(p, x.data(), w.data(), y_passes.data());
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+    CHECK(limited.engine().workspace_capacity() <= limit);
+    CHECK(same_bits(y_whole.data(), y_passes.data(), p.output_elements()));
+    // And right: against the oracle (all outputs, or a sample of a large one).
+    testing::check_conv(limited, p, 53, testing::plain_conv, sample);
+}
+
+}  // namespace
+
+TEST_CASE("under a workspace limit a problem runs in passes, bit for bit the unlimited result") {
+    // Passes over samples, bands of tile rows and output channels, fused and cuFFT tiles.
+    for (int forced : {0, 24}) {
+        const problem p{5, 6, 10, 70, 50, 7};
+        context probe;
+        probe.force_tile_extent(forced);
+        const std::size_t whole = probe.workspace_size(p);
+        for (std::size_t divisor : {2, 7, 40, 300}) check_passes(p, whole / divisor, forced, 0);
+    }
+    // The issue's example: 64 x 128 x 512^2, K = 32, under 2 GiB (the whole needs ~62 GB).
+    check_passes(problem{64, 128, 128, 512, 512, 32}, std::size_t{2} << 30, 0, 8192);
+}
+
+TEST_CASE("a limit below the smallest pass is out_of_memory with the byte counts, and writes nothing") {
+    context ctx;
+    const problem p{2, 8, 8, 64, 64, 9};
+    ctx.set_workspace_limit(1000);
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto y = reference::make_device_array<float>(p.output_elements());
+    reference::fill_normal(x.data(), x.size, 1, nullptr);
+    reference::fill_normal(w.data(), w.size, 2, nullptr);
+    reference::fill_nan(y.data(), y.size, nullptr);
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+    const auto before = reference::to_host(y.data(), y.size);
+    expect_error([&] { ctx.conv2d(p, x.data(), w.data(), y.data()); }, status::out_of_memory,
+                 "bytes are usable");
+    const auto after = reference::to_host(y.data(), y.size);
+    CHECK(std::memcmp(before.data(), after.data(), sizeof(float) * before.size()) == 0);
+    ctx.set_workspace_limit(SIZE_MAX);
+    testing::check_conv(ctx, p, 3);  // and the context still works
+}
+
+namespace {
+
+// Output (b, o, i, j) is in a tile whose T x T input window holds (row, col).
+bool in_reached_tile(std::int64_t i, std::int64_t j, int tile, int out_tile, std::int64_t row, std::int64_t col) {
+    const std::int64_t r0 = i / out_tile * out_tile, c0 = j / out_tile * out_tile;
+    return row >= r0 && row < r0 + tile && col >= c0 && col < c0 + tile;
+}
+
+}  // namespace
+
+TEST_CASE("a NaN or Inf in x stays in its sample and in the tiles that read it") {
+    const problem p{2, 4, 4, 40, 40, 5};
+    const std::int64_t ho = p.out_height(), wo = p.out_width();
+    for (int forced : {0, 16, 32, 24}) {          // the heuristic's tile, fused tiles, cuFFT tiles
+        for (float bad : {NAN, INFINITY, -INFINITY}) {
+            context ctx;
+            ctx.force_tile_extent(forced);
+            const int tile = ctx.plan(p).config.tile_extent;
+            const int out_tile = tile - int(p.kernel_extent) + 1;
+            CAPTURE(tile);
+            CAPTURE(bad);
+            auto x = reference::make_device_array<float>(p.input_elements());
+            auto w = reference::make_device_array<float>(p.filter_elements());
+            auto y = reference::make_device_array<float>(p.output_elements());
+            auto exact = reference::make_device_array<double>(p.output_elements());
+            reference::fill_normal(x.data(), x.size, 61, nullptr);
+            reference::fill_normal(w.data(), w.size, 62, nullptr);
+            const std::int64_t row = 39, col = 39;  // x[0, 0, 39, 39]
+            FFTCONV_CUDA_TRY(cudaMemcpy(x.data() + row * p.width + col, &bad, sizeof(float), cudaMemcpyHostToDevice));
+            ctx.conv2d(p, x.data(), w.data(), y.data());
+            reference::direct_conv_gpu(p, x.data(), w.data(), exact.data(), nullptr);
+            FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+            const auto got = reference::to_host(y.data(), y.size);
+            const auto want = reference::to_host(exact.data(), exact.size);
+            std::int64_t outside_bad = 0, sample1_bad = 0, reached_finite = 0, wrong = 0;
+            for (std::int64_t b = 0; b < p.batch; ++b)
+                for (std::int64_t o = 0; o < p.out_channels; ++o)
+                    for (std::int64_t i = 0; i < ho; ++i)
+                        for (std::int64_t j = 0; j < wo; ++j) {
+                            const std::size_t k = std::size_t(((b * p.out_channels + o) * ho + i) * wo + j);
+                            const bool finite = std::isfinite(got[k]);
+                            const bool reached = b == 0 && in_reached_tile(i, j, tile, out_tile, row, col);
+                            // Outputs whose direct sum reads x[0, 0, 39, 39] are not finite either way.
+                            const bool direct = b == 0 && i <= row && row < i + p.kernel_extent && j <= col &&
+                                                col < j + p.kernel_extent;
+                            if (b == 1 && !finite) ++sample1_bad;
+                            if (!reached && !finite) ++outside_bad;
+                            if (direct && finite) ++reached_finite;
+                            if (finite && !reached &&
+                                std::abs(got[k] - want[k]) > 1e-3 + 1e-3 * std::abs(want[k]))
+                                ++wrong;
+                        }
+            CHECK(sample1_bad == 0);
+            CHECK(outside_bad == 0);
+            CHECK(reached_finite == 0);
+            CHECK(wrong == 0);
+        }
+    }
+}
+
+TEST_CASE("a NaN in the filter of one output channel stays in that channel") {
+    const problem p{2, 3, 5, 33, 33, 4};
+    for (int forced : {0, 24}) {
+        context ctx;
+        ctx.force_tile_extent(forced);
+        auto x = reference::make_device_array<float>(p.input_elements());
+        auto w = reference::make_device_array<float>(p.filter_elements());
+        auto y = reference::make_device_array<float>(p.output_elements());
+        reference::fill_normal(x.data(), x.size, 71, nullptr);
+        reference::fill_normal(w.data(), w.size, 72, nullptr);
+        const float bad = NAN;
+        const std::int64_t channel = 2;  // w[2, 1, 3, 0]
+        FFTCONV_CUDA_TRY(cudaMemcpy(w.data() + ((channel * p.in_channels + 1) * 4 + 3) * 4, &bad, sizeof(float),
+                                    cudaMemcpyHostToDevice));
+        ctx.conv2d(p, x.data(), w.data(), y.data());
+        const auto got = reference::to_host(y.data(), y.size);
+        const std::int64_t plane = p.out_height() * p.out_width();
+        for (std::int64_t b = 0; b < p.batch; ++b)
+            for (std::int64_t o = 0; o < p.out_channels; ++o) {
+                std::int64_t non_finite = 0;
+                for (std::int64_t k = 0; k < plane; ++k)
+                    non_finite += !std::isfinite(got[std::size_t((b * p.out_channels + o) * plane + k)]);
+                CAPTURE(o);
+                CHECK(non_finite == (o == channel ? plane : 0));
+            }
+    }
+}
+
+TEST_CASE("set_stream with work in flight: every call identical to a serial run, no sync between") {
+    const problem p{8, 128, 128, 512, 512, 16};
+    constexpr int calls = 10;
+    stream_holder a, b;
+    std::vector<reference::device_array<float>> xs, ys, serial;
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    reference::fill_normal(w.data(), w.size, 80, nullptr);
+    for (int i = 0; i < calls; ++i) {
+        xs.push_back(reference::make_device_array<float>(p.input_elements()));
+        ys.push_back(reference::make_device_array<float>(p.output_elements()));
+        serial.push_back(reference::make_device_array<float>(p.output_elements()));
+        reference::fill_normal(xs.back().data(), p.input_elements(), 81 + std::uint64_t(i), nullptr);
+    }
+    {
+        context ctx;
+        for (int i = 0; i < calls; ++i) {
+            ctx.conv2d(p, xs[i].data(), w.data(), serial[i].data());
+            FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+        }
+    }
+    context ctx(a.s);
+    ctx.reserve(p);
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+    for (int i = 0; i < calls; ++i) {
+        ctx.set_stream(i % 2 == 0 ? a.s : b.s);
+        ctx.conv2d(p, xs[i].data(), w.data(), ys[i].data());
+    }
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+    for (int i = 0; i < calls; ++i) {
+        CAPTURE(i);
+        CHECK(same_bits(ys[i].data(), serial[i].data(), p.output_elements()));
+    }
+}
+
+TEST_CASE("a captured graph stays valid after later calls grow the workspace") {
+    stream_holder s;
+    context ctx(s.s);
+    const problem small{2, 16, 16, 60, 70, 9};
+    const problem large{2, 64, 64, 300, 300, 16};
+    ctx.reserve(small);
+    auto x = reference::make_device_array<float>(small.input_elements());
+    auto w = reference::make_device_array<float>(small.filter_elements());
+    auto y = reference::make_device_array<float>(small.output_elements());
+    auto exact = reference::make_device_array<double>(small.output_elements());
+    cudaGraph_t graph = nullptr;
+    FFTCONV_CUDA_TRY(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal));
+    ctx.conv2d(small, x.data(), w.data(), y.data());
+    FFTCONV_CUDA_TRY(cudaStreamEndCapture(s.s, &graph));
+    cudaGraphExec_t exec = nullptr;
+    FFTCONV_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));
+
+    const std::size_t before = ctx.engine().workspace_capacity();
+    testing::check_conv(ctx, large, 90);  // grows the workspace
+    CHECK(ctx.engine().workspace_capacity() > before);
+
+    reference::fill_uniform(x.data(), x.size, 91, s.s);
+    reference::fill_normal(w.data(), w.size, 92, s.s);
+    reference::fill_nan(y.data(), y.size, s.s);
+    FFTCONV_CUDA_TRY(cudaGraphLaunch(exec, s.s));
+    reference::direct_conv_gpu(small, x.data(), w.data(), exact.data(), s.s);
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(s.s));
+    testing::check_bar(reference::compare(reference::to_host(y.data(), y.size),
+                                          reference::to_host(exact.data(), exact.size)));
+    (void)cudaGraphExecDestroy(exec);
+    (void)cudaGraphDestroy(graph);
+}
+
+TEST_CASE("a call that would allocate during capture is refused, and allocates nothing") {
+    stream_holder s;
+    context ctx(s.s);
+    const problem p{1, 8, 8, 50, 50, 5};
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto y = reference::make_device_array<float>(p.output_elements());
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+    const std::size_t free_before = free_device_bytes();
+    for (int forced : {0, 24}) {  // workspace growth; a cuFFT plan not made yet
+        ctx.force_tile_extent(forced);
+        cudaGraph_t graph = nullptr;
+        FFTCONV_CUDA_TRY(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal));
+        expect_error([&] { ctx.conv2d(p, x.data(), w.data(), y.data()); }, status::invalid_argument,
+                     "call reserve(problem)");
+        CHECK(cudaStreamEndCapture(s.s, &graph) == cudaSuccess);
+        if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    }
+    CHECK(cudaGetLastError() == cudaSuccess);
+    CHECK(free_device_bytes() == free_before);
+    ctx.force_tile_extent(0);
+    testing::check_conv(ctx, p, 93);
+}
+
+TEST_CASE("host, page-locked and too small buffers are named before anything runs") {
+    context ctx;
+    const problem p{1, 3, 3, 20, 20, 3};
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto y = reference::make_device_array<float>(p.output_elements());
+    reference::fill_normal(x.data(), x.size, 1, nullptr);
+    reference::fill_normal(w.data(), w.size, 2, nullptr);
+    reference::fill_nan(y.data(), y.size, nullptr);
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+    const auto before = reference::to_host(y.data(), y.size);
+
+    std::vector<float> host(std::size_t(p.input_elements()));
+    float* pinned = nullptr;
+    FFTCONV_CUDA_TRY(cudaMallocHost(&pinned, sizeof(float) * std::size_t(p.output_elements())));
+    expect_error([&] { ctx.conv2d(p, host.data(), w.data(), y.data()); }, status::invalid_argument,
+                 "is host memory");
+    expect_error([&] { ctx.conv2d(p, x.data(), w.data(), pinned); }, status::invalid_argument,
+                 "is page-locked host memory");
+    expect_error([&] { ctx.conv2d(p, x.data(), host.data(), y.data()); }, status::invalid_argument, "w = ");
+    // A small buffer at the end of its own allocation (cudaMalloc of >= 2 MiB
+    // is mapped on its own), so the bytes past it are unmapped.
+    auto big = reference::make_device_array<float>(std::int64_t{1} << 22);
+    const float* tail = big.data() + (std::int64_t{1} << 22) - p.input_elements() / 2;
+    expect_error([&] { ctx.conv2d(p, tail, w.data(), y.data()); }, status::invalid_argument, "is too small");
+    (void)cudaFreeHost(pinned);
+
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());  // no sticky fault
+    const auto after = reference::to_host(y.data(), y.size);
+    CHECK(std::memcmp(before.data(), after.data(), sizeof(float) * before.size()) == 0);
+    testing::check_conv(ctx, p, 4);
+}
+
+TEST_CASE("a context used while another device is current says so") {
+    int devices = 0;
+    FFTCONV_CUDA_TRY(cudaGetDeviceCount(&devices));
+    if (devices < 2) {
+        MESSAGE("one CUDA device: the other-device case needs two (not run)");
+        return;
+    }
+    FFTCONV_CUDA_TRY(cudaSetDevice(0));
+    context ctx;
+    const problem p{1, 2, 2, 16, 16, 3};
+    auto x = reference::make_device_array<float>(p.input_elements());
+    FFTCONV_CUDA_TRY(cudaSetDevice(1));
+    expect_error([&] { ctx.conv2d(p, x.data(), x.data(), x.data()); }, status::invalid_argument,
+                 "this context belongs to CUDA device 0, but device 1 is current");
+    FFTCONV_CUDA_TRY(cudaSetDevice(0));
+}
+
+TEST_CASE("a CUDA error pending from the caller's work is named, not claimed, and left in place") {
+    context ctx;
+    const problem p{1, 2, 2, 16, 16, 3};
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto y = reference::make_device_array<float>(p.output_elements());
+    void* impossible = nullptr;
+    REQUIRE(cudaMalloc(&impossible, std::size_t{1} << 62) == cudaErrorMemoryAllocation);
+    expect_error([&] { ctx.conv2d(p, x.data(), w.data(), y.data()); }, status::cuda_error,
+                 "pending: cudaErrorMemoryAllocation");
+    CHECK(cudaGetLastError() == cudaErrorMemoryAllocation);  // still the caller's to read
+    testing::check_conv(ctx, p, 5);
+}
+
+TEST_CASE("2000 distinct shapes on one context: the plan cache stays bounded, release() returns the memory") {
+    context ctx;
+    auto x = reference::make_device_array<float>(4 * 5 * 50 * 50);
+    auto w = reference::make_device_array<float>(5 * 5 * 9 * 9);
+    auto y = reference::make_device_array<float>(4 * 5 * 50 * 50);
+    reference::fill_normal(x.data(), x.size, 1, nullptr);
+    reference::fill_normal(w.data(), w.size, 2, nullptr);
+    const int tiles[] = {0, 16, 24, 32, 40, 48};
+    // Shape i: distinct for every i in one round; the tile extents repeat, so
+    // round 2 needs no kernel the first round did not load.
+    auto run_round = [&](int round) {
+        for (int i = 0; i < 1000; ++i) {
+            const int k = 1 + i % 9;
+            const problem p{1 + (i / 9) % 4, 1 + (i / 36) % 5, 1 + (i / 180) % 5, 16 + i % 17 + 17 * round,
+                            16 + (i * 7) % 29, k};
+            ctx.force_tile_extent(tiles[i % 6] >= k ? tiles[i % 6] : 0);
+            ctx.conv2d(p, x.data(), w.data(), y.data());
+            CHECK(ctx.engine().cached_plans() <= detail::engine::plan_cache_capacity);
+        }
+        FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+        ctx.release();
+        CHECK(ctx.engine().cached_plans() == 0);
+        CHECK(ctx.engine().workspace_capacity() == 0);
+    };
+    run_round(0);
+    const std::size_t baseline = free_device_bytes();
+    run_round(1);
+    const std::size_t after = free_device_bytes();
+    std::printf("2000 shapes: free device memory after release %zu, baseline %zu\n", after, baseline);
+    CHECK(after == baseline);
+    ctx.force_tile_extent(0);
+    testing::check_conv(ctx, problem{2, 5, 5, 48, 48, 9}, 6);  // usable after release
+}

@@ -1,0 +1,57 @@
+// The long sweep: 1000 seeded random valid problems (extents 1...600, K from 1
+// to the image, channels 1...300, batch 1...16), each on random-normal and on
+// positive uniform [0, 1) inputs, against the float64 oracle. Problems whose
+// oracle would exceed oracle_budget multiply-adds are redrawn, so the sweep
+// takes minutes, not hours; the draw still reaches every corner of the ranges.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "conv_check.hpp"
+
+using namespace fftconv;
+
+TEST_CASE("1000 random valid problems, both input distributions, against float64") {
+    constexpr int count = 1000;
+    constexpr double oracle_budget = 1e9;
+    constexpr std::int64_t max_tensor = std::int64_t{1} << 25;
+    context ctx;
+    std::mt19937_64 rng(20261130);
+    // Half the draws uniform over the range, half log-uniform (small values often).
+    auto draw = [&](std::int64_t lo, std::int64_t hi) {
+        if (std::uniform_int_distribution<int>(0, 1)(rng) == 0)
+            return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+        const double u = std::uniform_real_distribution<double>(std::log(double(lo)), std::log(double(hi) + 1))(rng);
+        return std::clamp<std::int64_t>(std::int64_t(std::exp(u)), lo, hi);
+    };
+    double worst_l2 = 0, worst_fraction = 0;
+    std::map<int, int> tiles;
+    int compiled = 0;
+    for (int i = 0; i < count; ++i) {
+        problem p;
+        for (;;) {
+            p.batch = draw(1, 16);
+            p.in_channels = draw(1, 300);
+            p.out_channels = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? p.in_channels : draw(1, 300);
+            p.height = draw(1, 600);
+            p.width = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? p.height : draw(1, 600);
+            p.kernel_extent = draw(1, std::min(p.height, p.width));
+            const double oracle = double(p.output_elements()) * double(p.in_channels) *
+                                  double(p.kernel_extent) * double(p.kernel_extent);
+            if (oracle <= oracle_budget && p.input_elements() <= max_tensor && p.output_elements() <= max_tensor)
+                break;
+        }
+        CAPTURE(i);
+        const auto a = testing::check_conv(ctx, p, 5000 + 2 * std::uint64_t(i));
+        worst_l2 = std::max(worst_l2, a.relative_l2);
+        worst_fraction = std::max(worst_fraction, a.worst_fraction);
+        ++tiles[ctx.plan(p).config.tile_extent];
+        compiled += ctx.plan(p).path == path_kind::compiled;
+    }
+    std::printf("%d random problems x 2 distributions: worst rel_l2=%.3g, worst element %.3f of tolerance; "
+                "%d on compiled entries; tile extents:", count, worst_l2, worst_fraction, compiled);
+    for (const auto& [t, n] : tiles) std::printf(" %d:%d", t, n);
+    std::printf("\n");
+}
