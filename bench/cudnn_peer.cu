@@ -8,6 +8,7 @@
 #include <string>
 
 #include "fftconv/detail/check.hpp"
+#include "progress.hpp"
 
 namespace fftconv::bench {
 namespace {
@@ -125,6 +126,8 @@ std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, 
                                                            d.conv.get(), d.y.get(), most, &found, perf));
     for (int i = 0; i < found; ++i) {
         if (strict_fp32(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC) {
+            progress(std::string("  cuDNN deterministic (") + algo_name(perf[i].algo) + "): " +
+                     std::to_string(repetitions) + " timed calls");
             results.push_back(run_algorithm("cudnn_deterministic", d, p, perf[i].algo, x, w, y, exact,
                                             repetitions, flusher, stream));
             break;
@@ -132,10 +135,13 @@ std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, 
     }
 
     // The fastest strict-FP32 algorithm cuDNN's own measurement finds.
+    progress("  cuDNN algorithm search (cudnnFindConvolutionForwardAlgorithm runs every algorithm)");
     BENCH_CUDNN_TRY(cudnnFindConvolutionForwardAlgorithm(d.handle.get(), d.x.get(), d.w.get(),
                                                          d.conv.get(), d.y.get(), most, &found, perf));
     for (int i = 0; i < found; ++i) {  // sorted by time
         if (strict_fp32(perf[i])) {
+            progress(std::string("  cuDNN fastest (") + algo_name(perf[i].algo) + "): " +
+                     std::to_string(repetitions) + " timed calls");
             results.push_back(run_algorithm("cudnn_fastest", d, p, perf[i].algo, x, w, y, exact,
                                             repetitions, flusher, stream));
             break;

@@ -15,98 +15,18 @@
 #include "fftconv/detail/check.hpp"
 #include "fftconv/fftconv.hpp"
 #include "leaderboard.hpp"
+#include "options.hpp"
+#include "progress.hpp"
 #include "report.hpp"
 
 #ifdef FFTCONV_HAVE_CUDNN
 #include <cudnn.h>
 #endif
 
-#ifndef FFTCONV_COMMIT
-#define FFTCONV_COMMIT "unknown"
-#endif
-
 using namespace fftconv;
+using bench::options;
 
 namespace {
-
-struct options {
-    std::vector<problem> shapes;     // empty: the leaderboard
-    std::vector<int> tile_sweep;     // non-empty: time fftconv at each forced tile extent
-    int repetitions = 100;
-    bool flush = true;
-    bool reuse_filter = false;
-    bool cudnn = true;
-    std::string out_prefix = "fftconv-bench";
-    std::string commit = FFTCONV_COMMIT;
-};
-
-[[noreturn]] void usage(const char* error) {
-    if (error) std::fprintf(stderr, "fftconv-bench: %s\n\n", error);
-    std::fprintf(stderr,
-                 "usage: fftconv-bench [options]\n"
-                 "  (no options)            the 10 leaderboard shapes, fftconv and cuDNN\n"
-                 "  --shape B,Cin,Cout,H,W,K  a custom shape instead (repeatable)\n"
-                 "  --reps N                timed calls per algorithm and shape (default 100, at least 1)\n"
-                 "  --no-flush              do not flush L2 before each call\n"
-                 "  --reuse-filter          transform the filter once and reuse it (inference)\n"
-                 "  --no-cudnn              skip the cuDNN peers\n"
-
-                 "  --tiles T1,T2,...       sweep: fftconv with each forced tile extent (generic path)\n"
-                 "  --out PREFIX            write PREFIX.json, PREFIX.md, PREFIX.svg (default fftconv-bench)\n"
-                 "  --commit HASH           the commit to record (default: the build's)\n");
-    std::exit(2);
-}
-
-std::vector<std::int64_t> parse_list(const std::string& s, const char* what) {
-    std::vector<std::int64_t> v;
-    std::stringstream in(s);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-        char* end = nullptr;
-        const long long n = std::strtoll(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0') usage((std::string("bad number '") + item + "' in " + what).c_str());
-        v.push_back(n);
-    }
-    return v;
-}
-
-options parse(int argc, char** argv) {
-    options o;
-    for (int i = 1; i < argc; ++i) {
-        const std::string a = argv[i];
-        auto value = [&]() -> std::string {
-            if (i + 1 >= argc) usage((a + " needs a value").c_str());
-            return argv[++i];
-        };
-        if (a == "--shape") {
-            const auto v = parse_list(value(), "--shape");
-            if (v.size() != 6) usage("--shape takes batch,in_channels,out_channels,height,width,kernel");
-            o.shapes.push_back(problem{v[0], v[1], v[2], v[3], v[4], v[5]});
-        } else if (a == "--reps") {
-            const auto v = parse_list(value(), "--reps");
-            if (v.size() != 1 || v[0] < 1) usage("--reps takes one number >= 1");
-            o.repetitions = int(v[0]);
-        } else if (a == "--tiles") {
-            for (auto t : parse_list(value(), "--tiles")) o.tile_sweep.push_back(int(t));
-        } else if (a == "--no-flush") {
-            o.flush = false;
-        } else if (a == "--reuse-filter") {
-            o.reuse_filter = true;
-
-        } else if (a == "--no-cudnn") {
-            o.cudnn = false;
-        } else if (a == "--out") {
-            o.out_prefix = value();
-        } else if (a == "--commit") {
-            o.commit = value();
-        } else if (a == "--help" || a == "-h") {
-            usage(nullptr);
-        } else {
-            usage(("unknown option " + a).c_str());
-        }
-    }
-    return o;
-}
 
 std::string version_string(int v, int major_div, int minor_div) {
     return std::to_string(v / major_div) + "." + std::to_string((v % major_div) / minor_div);
@@ -182,7 +102,9 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
 }  // namespace
 
 int main(int argc, char** argv) {
-    const options o = parse(argc, argv);
+    const options o = bench::parse_options(argc, argv);
+    // Every shape and the output path are checked before the GPU is touched.
+    bench::check_before_running(o);
     int devices = 0;
     const cudaError_t probe = cudaGetDeviceCount(&devices);
     if (probe != cudaSuccess || devices == 0) {
@@ -218,6 +140,8 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < todo.size(); ++i) {
             const problem& p = todo[i].second;
             validate(p);
+            bench::progress("[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] " +
+                            to_string(p) + ": inputs and the float64 reference");
             bench::shape_result sr{todo[i].first, p, seeds[i], {}};
             auto x = reference::make_device_array<float>(p.input_elements());
             auto w = reference::make_device_array<float>(p.filter_elements());
@@ -231,8 +155,8 @@ int main(int argc, char** argv) {
                 FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
                 exact = reference::to_host(exact_device.data(), exact_device.size);
             }
-            std::fprintf(stderr, "[%zu/%zu] %s\n", i + 1, todo.size(), to_string(p).c_str());
             if (o.tile_sweep.empty()) {
+                bench::progress("  fftconv: " + std::to_string(o.repetitions) + " timed calls");
                 sr.algorithms.push_back(run_fftconv(p, 0, x.data(), w.data(), y.data(), exact, o, flush, stream));
                 if (o.cudnn) {
                     if (bench::cudnn_available()) {
@@ -249,6 +173,7 @@ int main(int argc, char** argv) {
             } else {
                 for (int t : o.tile_sweep) {
                     if (t < p.kernel_extent) continue;
+                    bench::progress("  fftconv, tile extent " + std::to_string(t));
                     auto r = run_fftconv(p, t, x.data(), w.data(), y.data(), exact, o, flush, stream);
                     r.name = "fftconv_T" + std::to_string(t);
                     sr.algorithms.push_back(std::move(r));
@@ -259,6 +184,7 @@ int main(int argc, char** argv) {
             results.push_back(std::move(sr));
         }
 
+        bench::progress("done; writing " + o.out_prefix + ".{json,md,svg}");
         bench::print_table(info, results);
         bench::write_json(o.out_prefix + ".json", info, results);
         bench::write_markdown(o.out_prefix + ".md", info, results);

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 namespace fftconv::bench {
 namespace {
 
@@ -34,11 +36,58 @@ std::vector<std::string> algorithm_names(const std::vector<shape_result>& shapes
     return names;
 }
 
-std::string json_escape(const std::string& s) {
+// `s` with every byte that is not part of a well-formed UTF-8 sequence
+// replaced by U+FFFD: SVG and Markdown readers reject or garble the rest.
+std::string utf8_text(const std::string& s) {
+    std::string out;
+    const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };
+    for (std::size_t i = 0; i < s.size();) {
+        const unsigned char lead = byte(i);
+        const std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3
+                                 : (lead >> 3) == 0x1e ? 4 : 0;
+        bool ok = length > 0 && i + length <= s.size();
+        for (std::size_t k = 1; ok && k < length; ++k) ok = (byte(i + k) >> 6) == 0x2;
+        if (ok) {
+            out.append(s, i, length);
+            i += length;
+        } else {
+            out += "\xEF\xBF\xBD";
+            ++i;
+        }
+    }
+    return out;
+}
+
+// Text for SVG (XML 1.0): markup characters escaped; control characters,
+// which XML cannot carry even escaped, replaced.
+std::string xml_text(const std::string& text) {
+    const std::string s = utf8_text(text);
     std::string out;
     for (char c : s) {
-        if (c == '"' || c == '\\') out += '\\';
-        out += c;
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&apos;"; break;
+            default:
+                if (static_cast<unsigned char>(c) < 0x20 && c != '\t') out += '?';
+                else out += c;
+        }
+    }
+    return out;
+}
+
+// Text for a Markdown table cell: no line breaks, no cell separators, no
+// backticks that would open a code span.
+std::string markdown_text(const std::string& text) {
+    const std::string s = utf8_text(text);
+    std::string out;
+    for (char c : s) {
+        if (c == '|') out += "\\|";
+        else if (c == '`') out += '\'';
+        else if (static_cast<unsigned char>(c) < 0x20) out += ' ';
+        else out += c;
     }
     return out;
 }
@@ -114,61 +163,72 @@ void print_table(const run_info& info, const std::vector<shape_result>& shapes) 
 }
 
 void write_json(const std::string& path, const run_info& info, const std::vector<shape_result>& shapes) {
-    std::ofstream f = open_or_throw(path);
-    f << "{\n  \"tool\": \"fftconv-bench\",\n";
-    f << "  \"gpu\": \"" << json_escape(info.gpu) << "\",\n";
-    f << "  \"driver\": \"" << info.driver << "\",\n  \"cuda_runtime\": \"" << info.cuda_runtime << "\",\n";
-    f << "  \"cufft\": \"" << info.cufft << "\",\n  \"cublas\": \"" << info.cublas << "\",\n";
-    f << "  \"cudnn\": \"" << info.cudnn << "\",\n  \"commit\": \"" << json_escape(info.commit) << "\",\n";
-    f << "  \"date\": \"" << info.date << "\",\n  \"repetitions\": " << info.repetitions << ",\n";
-    f << "  \"l2_flush\": " << (info.l2_flush ? "true" : "false")
-      << ",\n  \"l2_flush_bytes\": " << info.l2_flush_bytes << ",\n";
-    f << "  \"reuse_filter\": " << (info.reuse_filter ? "true" : "false") << ",\n";
-    f << "  \"accuracy_bar\": {\"max_relative_l2\": 1e-6, \"elementwise\": \"|y - exact| <= 1e-3 + 1e-3 |exact|\"},\n";
-    f << "  \"shapes\": [\n";
-    for (std::size_t i = 0; i < shapes.size(); ++i) {
-        const auto& s = shapes[i];
+    // ordered_json keeps the fields in the order they are written here.
+    using json = nlohmann::ordered_json;
+    json out = {
+        {"tool", "fftconv-bench"},
+        {"gpu", info.gpu},
+        {"driver", info.driver},
+        {"cuda_runtime", info.cuda_runtime},
+        {"cufft", info.cufft},
+        {"cublas", info.cublas},
+        {"cudnn", info.cudnn},
+        {"commit", info.commit},
+        {"date", info.date},
+        {"repetitions", info.repetitions},
+        {"l2_flush", info.l2_flush},
+        {"l2_flush_bytes", info.l2_flush_bytes},
+        {"reuse_filter", info.reuse_filter},
+        {"accuracy_bar", {{"max_relative_l2", 1e-6}, {"elementwise", "|y - exact| <= 1e-3 + 1e-3 |exact|"}}},
+    };
+    // Non-finite figures (a failed run) are written as null.
+    auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
+    json shape_list = json::array();
+    for (const auto& s : shapes) {
         const problem& p = s.shape;
-        f << "    {\"role\": \"" << s.role << "\", \"batch\": " << p.batch << ", \"in_channels\": "
-          << p.in_channels << ", \"out_channels\": " << p.out_channels << ", \"height\": " << p.height
-          << ", \"width\": " << p.width << ", \"kernel_extent\": " << p.kernel_extent
-          << ", \"seed\": " << s.seed << ",\n     \"algorithms\": [\n";
-        for (std::size_t j = 0; j < s.algorithms.size(); ++j) {
-            const auto& a = s.algorithms[j];
-            f << "       {\"name\": \"" << a.name << "\", \"detail\": \"" << json_escape(a.detail)
-              << "\", \"ran\": " << (a.ran ? "true" : "false");
+        json algorithms = json::array();
+        for (const auto& a : s.algorithms) {
+            json entry = {{"name", a.name}, {"detail", a.detail}, {"ran", a.ran}};
             if (a.ran) {
-                f << ", \"mean_ms\": " << number(a.time.mean_ms) << ", \"median_ms\": "
-                  << number(a.time.median_ms) << ", \"min_ms\": " << number(a.time.min_ms)
-                  << ", \"relative_l2\": " << number(a.accuracy.relative_l2)
-                  << ", \"worst_fraction_of_tolerance\": " << number(a.accuracy.worst_fraction)
-                  << ", \"non_finite\": " << a.accuracy.non_finite
-                  << ", \"passes\": " << (a.accuracy.passes() ? "true" : "false")
-                  << ", \"workspace_bytes\": " << a.workspace_bytes << ", \"peak_bytes\": " << a.peak_bytes
-                  << ", \"samples_ms\": [";
-                for (std::size_t k = 0; k < a.time.samples_ms.size(); ++k)
-                    f << (k ? ", " : "") << number(a.time.samples_ms[k]);
-                f << "]";
+                json samples = json::array();
+                for (float sample : a.time.samples_ms) samples.push_back(number(sample));
+                entry.update(json{
+                    {"mean_ms", number(a.time.mean_ms)},
+                    {"median_ms", number(a.time.median_ms)},
+                    {"min_ms", number(a.time.min_ms)},
+                    {"relative_l2", number(a.accuracy.relative_l2)},
+                    {"worst_fraction_of_tolerance", number(a.accuracy.worst_fraction)},
+                    {"non_finite", a.accuracy.non_finite},
+                    {"passes", a.accuracy.passes()},
+                    {"workspace_bytes", a.workspace_bytes},
+                    {"peak_bytes", a.peak_bytes},
+                    {"samples_ms", samples},
+                });
             }
-            f << "}" << (j + 1 < s.algorithms.size() ? "," : "") << "\n";
+            algorithms.push_back(entry);
         }
-        f << "     ]}" << (i + 1 < shapes.size() ? "," : "") << "\n";
+        shape_list.push_back({{"role", s.role}, {"batch", p.batch}, {"in_channels", p.in_channels},
+                              {"out_channels", p.out_channels}, {"height", p.height}, {"width", p.width},
+                              {"kernel_extent", p.kernel_extent}, {"seed", s.seed},
+                              {"algorithms", algorithms}});
     }
-    f << "  ],\n  \"summary\": [\n";
-    const auto rows = summarize(shapes);
-    for (std::size_t i = 0; i < rows.size(); ++i)
-        f << "    {\"name\": \"" << rows[i].name << "\", \"shapes\": " << rows[i].shapes
-          << ", \"total_mean_ms\": " << number(rows[i].total_mean_ms)
-          << ", \"geomean_mean_ms\": " << number(rows[i].geomean_mean_ms) << "}"
-          << (i + 1 < rows.size() ? "," : "") << "\n";
-    f << "  ]\n}\n";
+    out["shapes"] = shape_list;
+    json summary = json::array();
+    for (const auto& row : summarize(shapes))
+        summary.push_back({{"name", row.name}, {"shapes", row.shapes},
+                           {"total_mean_ms", number(row.total_mean_ms)},
+                           {"geomean_mean_ms", number(row.geomean_mean_ms)}});
+    out["summary"] = summary;
+    std::ofstream f = open_or_throw(path);
+    // Invalid UTF-8 (a --commit of arbitrary bytes) becomes U+FFFD instead of an exception.
+    f << out.dump(2, ' ', false, json::error_handler_t::replace) << "\n";
 }
 
 void write_markdown(const std::string& path, const run_info& info, const std::vector<shape_result>& shapes) {
     std::ofstream f = open_or_throw(path);
-    f << "fftconv-bench on " << info.gpu << ", driver " << info.driver << ", CUDA " << info.cuda_runtime
+    f << "fftconv-bench on " << markdown_text(info.gpu) << ", driver " << info.driver << ", CUDA " << info.cuda_runtime
       << ", cuFFT " << info.cufft << ", cuBLAS " << info.cublas << ", cuDNN " << info.cudnn
-      << ", commit `" << info.commit << "`, " << info.date << ". " << info.repetitions
+      << ", commit `" << markdown_text(info.commit) << "`, " << info.date << ". " << info.repetitions
       << " timed calls each, " << (info.l2_flush ? "L2 flushed before every call" : "no L2 flush")
       << ", " << (info.reuse_filter ? "filter transformed once" : "filter FFT in every call")
       << ". Accuracy against a float64 direct convolution: relative L2, and the worst element as a "
@@ -181,8 +241,8 @@ void write_markdown(const std::string& path, const run_info& info, const std::ve
         for (const auto& a : s.algorithms) {
             if (!a.ran) continue;
             std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.4f | %.4f | %.4f | %.2g | %.3f%s | %.1f | %s |\n",
-                          shape_label(s).c_str(), a.name.c_str(), a.detail.c_str(), a.time.mean_ms,
-                          a.time.median_ms, a.time.min_ms, a.accuracy.relative_l2,
+                          shape_label(s).c_str(), a.name.c_str(), markdown_text(a.detail).c_str(),
+                          a.time.mean_ms, a.time.median_ms, a.time.min_ms, a.accuracy.relative_l2,
                           a.accuracy.worst_fraction, a.accuracy.passes() ? "" : " **FAIL**",
                           double(a.peak_bytes) / (1 << 20),
                           ours && &a != ours ? (std::to_string(a.time.mean_ms / ours->time.mean_ms).substr(0, 6) + "×").c_str() : "");
@@ -222,7 +282,7 @@ void write_svg(const std::string& path, const run_info& info, const std::vector<
       << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
     f << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
     f << "<text x=\"10\" y=\"20\" font-size=\"15\">fftconv vs cuDNN (strict FP32): mean time per call, ms, log scale</text>\n";
-    f << "<text x=\"10\" y=\"38\" fill=\"#555\">" << info.gpu << ", commit " << info.commit << ", "
+    f << "<text x=\"10\" y=\"38\" fill=\"#555\">" << xml_text(info.gpu) << ", commit " << xml_text(info.commit) << ", "
       << info.repetitions << " calls, " << (info.l2_flush ? "L2 flushed" : "no flush") << "</text>\n";
     for (double e = log_lo; e <= log_hi; e += 1) {
         const double x = x_of(std::pow(10.0, e));
@@ -234,7 +294,7 @@ void write_svg(const std::string& path, const run_info& info, const std::vector<
     for (std::size_t i = 0; i < shapes.size(); ++i) {
         const int y0 = top + int(i) * group;
         f << "<text x=\"" << left - 8 << "\" y=\"" << y0 + group / 2 << "\" text-anchor=\"end\">"
-          << shape_label(shapes[i]) << "</text>\n";
+          << xml_text(shape_label(shapes[i])) << "</text>\n";
         for (std::size_t k = 0; k < names.size(); ++k) {
             const algorithm_result* a = find(shapes[i], names[k]);
             if (a == nullptr) continue;
@@ -249,7 +309,7 @@ void write_svg(const std::string& path, const run_info& info, const std::vector<
     for (std::size_t k = 0; k < names.size(); ++k) {
         const int x = left + int(k) * 180;
         f << "<rect x=\"" << x << "\" y=\"" << height - 30 << "\" width=\"12\" height=\"12\" fill=\""
-          << colors[k % 6] << "\"/><text x=\"" << x + 16 << "\" y=\"" << height - 20 << "\">" << names[k]
+          << colors[k % 6] << "\"/><text x=\"" << x + 16 << "\" y=\"" << height - 20 << "\">" << xml_text(names[k])
           << "</text>\n";
     }
     f << "</svg>\n";

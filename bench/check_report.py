@@ -1,0 +1,47 @@
+"""Checks the files test_report wrote: the JSON parses and holds the texts
+(invalid UTF-8 replaced), the SVG is well-formed XML showing the escaped
+texts, the Markdown table rows keep their cell count.
+Usage: check_report.py TEST_REPORT WORK_DIR"""
+import json
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ElementTree
+
+program, work = sys.argv[1:]
+os.makedirs(work, exist_ok=True)
+prefix = os.path.join(work, "report")
+subprocess.run([program, prefix], check=True)
+failures = []
+
+data = json.load(open(prefix + ".json", encoding="utf-8"))
+if data["gpu"] != 'GPU <"quoted"> & co':
+    failures.append(f"json gpu = {data['gpu']!r}")
+if data["commit"] != "abc\"def'<g>|`h\n\x01\t\ufffd":
+    failures.append(f"json commit = {data['commit']!r}")
+algorithms = data["shapes"][0]["algorithms"]
+if [a["name"] for a in algorithms] != ["fftconv", "cudnn"] or algorithms[0]["samples_ms"] != [1.0, 2.0, 3.0]:
+    failures.append(f"json algorithms = {algorithms!r}")
+if algorithms[1]["ran"] is not False or "mean_ms" in algorithms[1]:
+    failures.append(f"json: an algorithm that did not run has figures: {algorithms[1]!r}")
+for key in ("tool", "driver", "cuda_runtime", "cufft", "cublas", "cudnn", "date", "repetitions", "l2_flush",
+            "l2_flush_bytes", "reuse_filter", "accuracy_bar", "shapes", "summary"):
+    if key not in data:
+        failures.append(f"json: no {key!r}")
+
+try:
+    svg = ElementTree.parse(prefix + ".svg").getroot()
+    texts = " ".join("".join(element.itertext()) for element in svg.iter())
+    if 'GPU <"quoted"> & co' not in texts:
+        failures.append("svg: the GPU name is not shown as given")
+except ElementTree.ParseError as error:
+    failures.append(f"svg is not well-formed XML: {error}")
+
+for line in open(prefix + ".md", encoding="utf-8", errors="replace"):
+    if line.startswith("| 16x16"):
+        cells = line.replace("\\|", "").count("|")
+        if cells != 11:
+            failures.append(f"markdown row has {cells - 1} cells: {line!r}")
+
+print("\n".join(failures) or "report files: ok")
+sys.exit(1 if failures else 0)

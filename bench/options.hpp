@@ -1,0 +1,45 @@
+// bench/options.hpp — fftconv-bench's command line (CLI11): every option,
+// its range, and the checks that run before the GPU is touched.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "fftconv/problem.hpp"
+
+#ifndef FFTCONV_COMMIT
+#define FFTCONV_COMMIT "unknown"
+#endif
+
+namespace fftconv::bench {
+
+struct options {
+    std::vector<problem> shapes;  // empty: the leaderboard
+    std::vector<int> tile_sweep;  // non-empty: time fftconv at each forced tile extent
+    int repetitions = 100;
+    bool flush = true;
+    bool reuse_filter = false;
+    bool cudnn = true;
+    std::string out_prefix = "fftconv-bench";
+    std::string commit = FFTCONV_COMMIT;
+};
+
+// The largest --reps: a million calls of the smallest shape already take
+// minutes, and the samples are kept in memory and in the JSON.
+inline constexpr int max_repetitions = 1'000'000;
+
+// Exit status for a bad command line, a shape fftconv refuses, or an output
+// path that cannot be written: nothing was run.
+inline constexpr int usage_error = 2;
+
+// Parses the command line. --help prints the options on stdout and exits 0;
+// a malformed or out-of-range option prints what was wrong on stderr and
+// exits with usage_error.
+options parse_options(int argc, char** argv);
+
+// Validates every shape (fftconv::validate) and checks that PREFIX.json,
+// .md and .svg can be written, before any GPU work; on failure prints what
+// was wrong on stderr and exits with usage_error.
+void check_before_running(const options& o);
+
+}  // namespace fftconv::bench

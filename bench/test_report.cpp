@@ -1,0 +1,38 @@
+// bench/test_report.cpp — writes the bench's JSON, Markdown and SVG for
+// made-up results whose texts carry quotes, markup, a pipe and control
+// characters (as a --commit value may), for check_report.py to parse.
+// Needs no GPU. Usage: test_report PREFIX
+#include <cstdio>
+
+#include "report.hpp"
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: test_report PREFIX\n");
+        return 2;
+    }
+    using namespace fftconv::bench;
+    run_info info;
+    info.gpu = "GPU <\"quoted\"> & co";
+    info.commit = "abc\"def'<g>|`h\n\x01\t\xff";  // quotes, markup, pipe, backtick, newline, control, invalid UTF-8
+    info.date = "2026-01-01T00:00:00Z";
+    info.repetitions = 3;
+    algorithm_result fftconv_result;
+    fftconv_result.name = "fftconv";
+    fftconv_result.detail = "compiled T=32";
+    fftconv_result.ran = true;
+    fftconv_result.time.samples_ms = {1.0f, 2.0f, 3.0f};
+    fftconv_result.time.mean_ms = 2.0;
+    fftconv_result.time.median_ms = 2.0;
+    fftconv_result.time.min_ms = 1.0;
+    algorithm_result missing;
+    missing.name = "cudnn";
+    missing.detail = "not available: <built without cuDNN>";
+    shape_result shape{"custom", fftconv::problem{1, 2, 3, 16, 16, 5}, 7, {fftconv_result, missing}};
+    const std::vector<shape_result> shapes{shape};
+    const std::string prefix = argv[1];
+    write_json(prefix + ".json", info, shapes);
+    write_markdown(prefix + ".md", info, shapes);
+    write_svg(prefix + ".svg", info, shapes);
+    return 0;
+}

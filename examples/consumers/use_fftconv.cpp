@@ -1,0 +1,68 @@
+// examples/consumers/use_fftconv.cpp — a C++ program that uses an installed
+// fftconv the way an application would. It needs no GPU: planning and
+// validation are host-only; with a GPU it also runs one small convolution.
+// Exit 0 when every check holds, 1 otherwise.
+#include <cstdio>
+#include <string>
+
+#include <cuda_runtime_api.h>
+#include <fftconv/fftconv.hpp>
+
+int main() {
+    int failures = 0;
+    const fftconv::problem p{.batch = 1, .in_channels = 4, .out_channels = 8,
+                             .height = 40, .width = 36, .kernel_extent = 5};
+    const fftconv::dispatch_decision d = fftconv::choose_dispatch(p);
+    std::printf("plan for %s: %s path, tile extent %d\n", fftconv::to_string(p).c_str(),
+                fftconv::to_string(d.path), d.config.tile_extent);
+    if (d.config.tile_extent < p.kernel_extent) {
+        std::printf("FAIL: tile extent %d is smaller than the kernel %lld\n", d.config.tile_extent,
+                    static_cast<long long>(p.kernel_extent));
+        ++failures;
+    }
+
+    fftconv::problem bad = p;
+    bad.kernel_extent = 41;  // larger than the image
+    try {
+        fftconv::validate(bad);
+        std::printf("FAIL: kernel_extent 41 on a 40 x 36 image was accepted\n");
+        ++failures;
+    } catch (const fftconv::error& e) {
+        const bool named = std::string(e.what()).find("kernel_extent") != std::string::npos;
+        std::printf("invalid problem: [%s] %s\n", fftconv::to_string(e.code()), e.what());
+        if (e.code() != fftconv::status::invalid_argument || !named) {
+            std::printf("FAIL: expected invalid_argument naming kernel_extent\n");
+            ++failures;
+        }
+    }
+
+    int devices = 0;
+    if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+        std::printf("no CUDA device: the GPU part is skipped\n");
+        return failures ? 1 : 0;
+    }
+    float *x = nullptr, *w = nullptr, *y = nullptr;
+    const bool allocated =
+        cudaMalloc(reinterpret_cast<void**>(&x), sizeof(float) * p.input_elements()) == cudaSuccess &&
+        cudaMalloc(reinterpret_cast<void**>(&w), sizeof(float) * p.filter_elements()) == cudaSuccess &&
+        cudaMalloc(reinterpret_cast<void**>(&y), sizeof(float) * p.output_elements()) == cudaSuccess &&
+        cudaMemset(x, 0, sizeof(float) * p.input_elements()) == cudaSuccess &&
+        cudaMemset(w, 0, sizeof(float) * p.filter_elements()) == cudaSuccess;
+    if (!allocated) {
+        std::printf("FAIL: cudaMalloc/cudaMemset\n");
+        return 1;
+    }
+    try {
+        fftconv::context ctx;
+        ctx.conv2d(p, x, w, y);
+        if (cudaDeviceSynchronize() != cudaSuccess) ++failures;
+        std::printf("conv2d on the GPU: %s\n", failures ? "FAILED" : "ok");
+    } catch (const fftconv::error& e) {
+        std::printf("FAIL: conv2d: %s\n", e.what());
+        ++failures;
+    }
+    cudaFree(x);
+    cudaFree(w);
+    cudaFree(y);
+    return failures ? 1 : 0;
+}

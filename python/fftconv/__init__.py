@@ -1,0 +1,50 @@
+"""fftconv: large-kernel 2D convolution on NVIDIA GPUs by tiled overlap-save
+FFT. PyTorch's F.conv2d semantics (float32 NCHW, stride 1, no padding).
+
+    import fftconv
+    y = fftconv.conv2d(x, w)                  # CUDA tensors: PyTorch, CuPy, JAX, DLPack
+    spectrum = fftconv.transform_filter(w, x.shape)
+    y = fftconv.conv2d(x, spectrum)           # inference: the filter transformed once
+    fftconv.plan(x.shape, w.shape)            # which path runs (no GPU needed)
+
+    import fftconv.torch
+    layer = fftconv.torch.Conv2d(64, 64, 16)  # nn.Conv2d's constructor and state_dict
+
+Calls run on the producer's current stream (torch.cuda.current_stream()) and
+are asynchronous there. One fftconv context (cuFFT plans, workspace) is kept
+per (device, stream); clear_cache() frees them. Errors raise fftconv.Error
+subclasses with fftconv's message and status."""
+import atexit as _atexit
+
+from ._errors import CudaError, Error, InvalidArgumentError, OutOfMemoryError
+from . import _native
+from ._api import (DeviceArray, FilterSpectrum, Plan, Problem, conv2d, plan, problem_for,
+                   transform_filter, workspace_size)
+
+__version__ = "0.1.0"
+
+device_count = _native.device_count
+compiled_configs = _native.compiled_configs
+
+
+def clear_cache():
+    """Frees the cached contexts (workspaces, cuFFT plans) of every device
+    and stream. Work already enqueued must have finished."""
+    _native.clear_cache()
+
+
+# Before the CUDA runtime shuts down with the process.
+_atexit.register(_native.clear_cache)
+
+
+def __getattr__(name):
+    # fftconv.torch without an explicit import; importing it needs PyTorch.
+    if name == "torch":
+        import importlib
+        return importlib.import_module(".torch", __name__)
+    raise AttributeError(f"module 'fftconv' has no attribute {name!r}")
+
+
+__all__ = ["conv2d", "transform_filter", "plan", "workspace_size", "problem_for", "clear_cache",
+           "device_count", "compiled_configs", "Problem", "Plan", "FilterSpectrum", "DeviceArray",
+           "Error", "InvalidArgumentError", "CudaError", "OutOfMemoryError"]

@@ -1,0 +1,126 @@
+"""What fftconv needs to know about an array from some framework: its shape,
+CUDA device, current stream, how to make it contiguous, how to allocate an
+output like it, and how to hand it over (DLPack). PyTorch and CuPy arrays
+are recognised by their type's module, without importing either; anything
+else that speaks DLPack (JAX, ...) takes the generic path, whose outputs
+fftconv allocates itself (fftconv.DeviceArray, itself a DLPack producer)."""
+import sys
+
+from . import _native
+from ._errors import invalid_argument
+
+# DLPack's device types (dlpack.h: DLDeviceType).
+_DLPACK_CUDA = 2
+_DLPACK_CUDA_MANAGED = 13
+_DLPACK_DEVICE_NAMES = {1: "CPU", 2: "CUDA", 3: "CUDA pinned host", 4: "OpenCL", 7: "Vulkan",
+                        8: "Metal", 10: "ROCm", 11: "ROCm pinned host", 13: "CUDA managed"}
+
+
+def framework_of(array):
+    """'torch', 'cupy', 'jax' or 'dlpack' (any other DLPack producer)."""
+    root = type(array).__module__.split(".")[0]
+    if root in ("torch", "cupy"):
+        return root
+    if root in ("jax", "jaxlib"):
+        return "jax"
+    return "dlpack"
+
+
+def shape_of(array, name):
+    shape = getattr(array, "shape", None)
+    if shape is None:
+        raise invalid_argument(f"{name} is a {type(array).__name__}, which has no shape; "
+                               "pass a CUDA tensor (PyTorch, CuPy, JAX or any DLPack producer)")
+    return tuple(int(extent) for extent in shape)
+
+
+def cuda_device(array, name):
+    """The CUDA device id of `array`, from the DLPack protocol."""
+    device_of = getattr(array, "__dlpack_device__", None)
+    if device_of is None:
+        raise invalid_argument(f"{name} is a {type(array).__name__}, which does not support DLPack "
+                               "(__dlpack_device__); pass a CUDA tensor (PyTorch, CuPy, JAX, ...)")
+    device_type, device_id = device_of()
+    device_type = int(device_type)
+    if device_type not in (_DLPACK_CUDA, _DLPACK_CUDA_MANAGED):
+        where = _DLPACK_DEVICE_NAMES.get(device_type, "non-CUDA")
+        raise invalid_argument(f"{name} is in {where} memory (DLPack device type {device_type}); "
+                               "fftconv needs CUDA device memory")
+    return int(device_id)
+
+
+def stream_handle(stream):
+    """A cudaStream_t as an int, from an int, a torch.cuda.Stream
+    (.cuda_stream) or a cupy.cuda.Stream (.ptr)."""
+    if isinstance(stream, int):
+        return stream
+    for attribute in ("cuda_stream", "ptr"):
+        handle = getattr(stream, attribute, None)
+        if isinstance(handle, int):
+            return handle
+    raise invalid_argument(f"stream is a {type(stream).__name__}; pass a cudaStream_t as an int, "
+                           "a torch.cuda.Stream or a cupy.cuda.Stream")
+
+
+def current_stream(framework, device):
+    """The producer's current stream on `device`: where its pending work on
+    the inputs is, and where the caller expects the result. Other producers:
+    the legacy default stream (0), which the DLPack export orders after
+    their work."""
+    if framework == "torch":
+        return sys.modules["torch"].cuda.current_stream(device).cuda_stream
+    if framework == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(device):
+            return cupy.cuda.get_current_stream().ptr
+    return 0
+
+
+def contiguous(array, framework):
+    """A dense NCHW version of `array` (a copy only when it is not dense).
+    PyTorch tensors are detached: fftconv.conv2d is not differentiable
+    (fftconv.torch.Conv2d is)."""
+    if framework == "torch":
+        return array.detach().contiguous()
+    if framework == "cupy":
+        return sys.modules["cupy"].ascontiguousarray(array)
+    return array  # other producers: the native check names a non-dense layout
+
+
+def allocate(framework, like, shape, device, stream):
+    """An uninitialised float32 CUDA array of `shape` for the output, made by
+    the input's framework where fftconv can ask it, else by fftconv."""
+    if framework == "torch":
+        torch = sys.modules["torch"]
+        # Allocated on the stream that will write it: the caching allocator
+        # is stream-ordered.
+        if stream == torch.cuda.current_stream(device).cuda_stream:
+            return torch.empty(shape, dtype=torch.float32, device=like.device)
+        with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=like.device)):
+            return torch.empty(shape, dtype=torch.float32, device=like.device)
+    if framework == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(device):
+            if stream == cupy.cuda.get_current_stream().ptr:
+                return cupy.empty(shape, dtype=cupy.float32)
+            with cupy.cuda.ExternalStream(stream):
+                return cupy.empty(shape, dtype=cupy.float32)
+    return _native.DeviceArray(shape, device, stream)
+
+
+def export(array, stream):
+    """A DLPack capsule of `array`, its producer told that fftconv reads or
+    writes it on `stream` (so the producer orders its own work before)."""
+    exporter = getattr(array, "__dlpack__", None)
+    if exporter is None:
+        raise invalid_argument(f"a {type(array).__name__} does not support DLPack (__dlpack__)")
+    # DLPack numbers the legacy default stream 1 (0 is not allowed).
+    return exporter(stream=stream if stream != 0 else 1)
+
+
+def wrap_output(framework, array):
+    """What conv2d returns for an output fftconv allocated: JAX gets a JAX
+    array (taken over through DLPack, no copy); others get the array."""
+    if framework == "jax" and isinstance(array, _native.DeviceArray):
+        return sys.modules["jax"].numpy.from_dlpack(array)
+    return array

@@ -1,0 +1,43 @@
+// python/src/dlpack_tensor.hpp — reading a tensor handed over through DLPack
+// (a "dltensor" capsule from x.__dlpack__()) and checking that fftconv can
+// use it as it is: CUDA memory, float32, NCHW, dense, the expected shape.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include <pybind11/pybind11.h>
+
+// Debian's libdlpack-dev and most installs provide <dlpack/dlpack.h>;
+// PyTorch ships the same header as <ATen/dlpack.h> (python/meson.build
+// picks). Only the pre-1.0 ABI (DLManagedTensor) is used, which every
+// DLPack version keeps.
+#ifdef FFTCONV_DLPACK_FROM_ATEN
+#include <ATen/dlpack.h>
+#else
+#include <dlpack/dlpack.h>
+#endif
+
+namespace fftconv::python {
+
+using shape4 = std::array<std::int64_t, 4>;
+
+// "[2, 3, 64, 64]"
+std::string to_string(const shape4& shape);
+
+// The DLTensor inside an unconsumed "dltensor" capsule. The capsule keeps
+// ownership (its destructor calls the producer's deleter), so the view is
+// valid while the capsule is alive. Throws fftconv::error(invalid_argument)
+// naming `name` when the capsule is not a DLPack tensor or was consumed.
+const DLTensor& dlpack_tensor(const pybind11::capsule& capsule, const char* name);
+
+// The tensor's float data, after checking that it is a float32 CUDA tensor
+// of shape `expected` on device `device`, dense in row-major (NCHW) order.
+// Throws fftconv::error(invalid_argument) naming `name` and what is wrong.
+float* checked_float_data(const DLTensor& tensor, const char* name, const shape4& expected, int device);
+
+// The CUDA device a tensor lives on; throws if it is not CUDA memory.
+int cuda_device_of(const DLTensor& tensor, const char* name);
+
+}  // namespace fftconv::python
