@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
 # scripts/setup.sh — sourced by scripts/test and scripts/bench: finds nvcc,
 # installs the Debian packages that are missing, configures and builds.
+#
+# Required (the library and its tests): meson, ninja, cmake, pkg-config,
+# doctest, Boost.Hana. Wanted (each part is skipped with a message where its
+# packages cannot be installed, e.g. on a machine without a package mirror):
+# the bench's CLI11 and nlohmann-json; the Python module's Python headers,
+# pybind11 and DLPack, and pytest and NumPy for its tests.
+# FFTCONV_BUILD_DIR picks the build directory (default build/),
+# FFTCONV_GPU_ARCH the compute capabilities (default: meson_options.txt's).
+# FFTCONV_NO_INSTALL=1 installs nothing (machines without a package mirror).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="${FFTCONV_BUILD_DIR:-$root/build}"
@@ -12,26 +21,52 @@ if ! command -v nvcc >/dev/null 2>&1; then
     exit 1
 fi
 
-missing=()
-command -v meson >/dev/null 2>&1 || missing+=(meson)
-command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
-command -v cmake >/dev/null 2>&1 || missing+=(cmake)           # Meson finds doctest through CMake
-command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
-[ -f /usr/include/doctest/doctest.h ] || missing+=(doctest-dev)
-[ -f /usr/include/boost/hana.hpp ] || missing+=(libboost-dev)  # Boost.Hana (headers)
+required=()
+command -v meson >/dev/null 2>&1 || required+=(meson)
+command -v ninja >/dev/null 2>&1 || required+=(ninja-build)
+command -v cmake >/dev/null 2>&1 || required+=(cmake)           # Meson finds doctest through CMake; the CMake consumer test
+command -v pkg-config >/dev/null 2>&1 || required+=(pkg-config)
+[ -f /usr/include/doctest/doctest.h ] || required+=(doctest-dev)
+[ -f /usr/include/boost/hana.hpp ] || required+=(libboost-dev)  # Boost.Hana (headers)
+
+wanted=()
+[ -f /usr/include/CLI/CLI.hpp ] || wanted+=(libcli11-dev)             # fftconv-bench's command line
+[ -f /usr/include/nlohmann/json.hpp ] || wanted+=(nlohmann-json3-dev) # fftconv-bench's JSON
+# The Python module is built for the interpreter Meson runs under: Debian's
+# meson runs /usr/bin/python3, whose packages these are.
+if [ -x /usr/bin/python3 ]; then
+    python_include=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+    [ -f "$python_include/Python.h" ] || wanted+=(python3-dev)
+    /usr/bin/python3 -c 'import pytest' 2>/dev/null || wanted+=(python3-pytest)
+    /usr/bin/python3 -c 'import numpy' 2>/dev/null || wanted+=(python3-numpy)
+fi
+[ -f /usr/include/pybind11/pybind11.h ] || wanted+=(pybind11-dev)
+[ -f /usr/include/dlpack/dlpack.h ] || wanted+=(libdlpack-dev)
+
+installed_now=0
+missing=("${required[@]}" "${wanted[@]}")
 if [ ${#missing[@]} -gt 0 ]; then
     echo "fftconv: installing ${missing[*]}" >&2
-    if ! command -v apt-get >/dev/null 2>&1; then
-        echo "fftconv: no apt-get here; install these yourself: ${missing[*]}" >&2
-        exit 1
-    fi
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+    if [ -z "${FFTCONV_NO_INSTALL:-}" ] && command -v apt-get >/dev/null 2>&1 &&
+        timeout 60 $sudo apt-get update -qq >&2 &&
+        DEBIAN_FRONTEND=noninteractive timeout 600 $sudo apt-get install -y -qq --no-install-recommends \
+            "${missing[@]}" >&2; then
+        installed_now=1
+    elif [ ${#required[@]} -gt 0 ]; then
+        echo "fftconv: could not install ${required[*]} (no apt-get, or no package mirror): install them yourself" >&2
+        exit 1
+    else
+        echo "fftconv: could not install ${wanted[*]}: the parts that need them are skipped" \
+             "(meson's summary says which)" >&2
+    fi
 fi
 
 if [ ! -f "$build/build.ninja" ]; then
-    meson setup "$build" "$root" -Dgpu_arch="${FFTCONV_GPU_ARCH:-90}" >&2
+    meson setup "$build" "$root" ${FFTCONV_GPU_ARCH:+-Dgpu_arch="$FFTCONV_GPU_ARCH"} >&2
+elif [ "$installed_now" -eq 1 ]; then
+    # Optional parts are detected when configuring: look again.
+    meson setup --reconfigure "$build" "$root" >&2
 fi
 ninja -C "$build" >&2
