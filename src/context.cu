@@ -113,7 +113,7 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
         const detail::tiling t = detail::make_tiling(p, s);
         const detail::tiling layout = detail::make_tiling(filter_only, s);
         made = filter_spectrum(p.in_channels, p.out_channels, s);
-        auto* spectrum = static_cast<cufftComplex*>(made->data_.get());
+        void* spectrum = made->data_.get();
         const detail::pipeline_buffers b =
             detail::carve(layout, engine_->workspace(detail::workspace_bytes(*engine_, filter_only, layout)));
         detail::transform_filters(*engine_, p, geo, t, b, w, spectrum, engine_->stream());
@@ -135,8 +135,7 @@ void context::conv2d(const problem& p, const float* x, const filter_spectrum& w,
                 " tile_extent=" + std::to_string(w.shape().tile_extent) + ", but problem " +
                 to_string(p) + " runs with tile_extent=" + std::to_string(s.tile_extent));
         const detail::tiling t = detail::make_tiling(p, s);
-        const detail::filter_operand given{static_cast<const cufftComplex*>(w.data()), p.out_channels,
-                                           t.filter_bin_stride};
+        const detail::filter_operand given{w.data(), 0, p.out_channels, t.filter_bin_stride};
         detail::run_pipeline(*engine_, p, geo, x, detail::filter_input{nullptr, given}, y);
     });
 }
@@ -146,7 +145,7 @@ filter_spectrum::filter_spectrum(std::int64_t in_channels, std::int64_t out_chan
       data_(detail::allocate_device(bytes(), "a filter spectrum")) {}
 
 std::size_t filter_spectrum::bytes() const noexcept {
-    return sizeof(cufftComplex) * std::size_t(shape_.freq_bins()) *
+    return detail::complex_bytes(shape_) * std::size_t(shape_.freq_bins()) *
            std::size_t(detail::bin_stride(in_channels_ * out_channels_, shape_));
 }
 

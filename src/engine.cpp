@@ -131,6 +131,7 @@ const fft_plan& engine::plan(const fft_plan_key& key) {
     FFTCONV_CUFFT_TRY(cufftCreate(&raw));  // owned only once made: a failed create leaves nothing
     fft_plan made;
     made.handle.reset(new cufftHandle{raw});
+    made.double_precision = key.double_precision;
     const cufftHandle h = raw;
     FFTCONV_CUFFT_TRY(cufftSetAutoAllocation(h, 0));  // the work area comes from our workspace
 
@@ -143,7 +144,8 @@ const fft_plan& engine::plan(const fft_plan_key& key) {
         h, 2, extents, forward ? real_embed : complex_embed,
         forward ? 1 : key.complex_stride, forward ? real_distance : key.complex_distance,
         forward ? complex_embed : real_embed, forward ? key.complex_stride : 1,
-        forward ? key.complex_distance : real_distance, forward ? CUFFT_R2C : CUFFT_C2R, key.batch,
+        forward ? key.complex_distance : real_distance,
+        key.double_precision ? (forward ? CUFFT_D2Z : CUFFT_Z2D) : (forward ? CUFFT_R2C : CUFFT_C2R), key.batch,
         &made.work_bytes));
     return plans_.emplace(key, cached_plan{std::move(made), plan_uses_, false}).first->second.plan;
 }
@@ -188,7 +190,12 @@ void engine::execute(const fft_plan& p, fft_direction direction, void* in, void*
     const cufftHandle h = *p.handle;
     FFTCONV_CUFFT_TRY(cufftSetStream(h, stream_));
     FFTCONV_CUFFT_TRY(cufftSetWorkArea(h, work));
-    if (direction == fft_direction::forward)
+    const bool forward = direction == fft_direction::forward;
+    if (p.double_precision && forward)
+        FFTCONV_CUFFT_TRY(cufftExecD2Z(h, static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out)));
+    else if (p.double_precision)
+        FFTCONV_CUFFT_TRY(cufftExecZ2D(h, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleReal*>(out)));
+    else if (forward)
         FFTCONV_CUFFT_TRY(cufftExecR2C(h, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out)));
     else
         FFTCONV_CUFFT_TRY(cufftExecC2R(h, static_cast<cufftComplex*>(in), static_cast<cufftReal*>(out)));
@@ -221,17 +228,18 @@ side_branch::~side_branch() {
 // Each spectrum is written bin-major: transform n's bin f lands at f * batch + n,
 // so complex_stride = batch and complex_distance = 1.
 fft_plan_key filter_plan_key(const tiling& t) {
-    return {fft_direction::forward, t.shape.tile_extent, t.filter_matrix, t.filter_matrix, 1};
+    return {fft_direction::forward, double_intermediates(t.shape.tile_extent), t.shape.tile_extent,
+            t.filter_matrix, t.filter_matrix, 1};
 }
 
 fft_plan_key input_plan_key(const problem& p, const tiling& t) {
     const std::int64_t batch = p.in_channels * t.gemm_rows;
-    return {fft_direction::forward, t.shape.tile_extent, batch, batch, 1};
+    return {fft_direction::forward, double_intermediates(t.shape.tile_extent), t.shape.tile_extent, batch, batch, 1};
 }
 
 fft_plan_key output_plan_key(const problem& p, const tiling& t) {
     const std::int64_t batch = p.out_channels * t.gemm_rows;
-    return {fft_direction::inverse, t.shape.tile_extent, batch, batch, 1};
+    return {fft_direction::inverse, double_intermediates(t.shape.tile_extent), t.shape.tile_extent, batch, batch, 1};
 }
 
 std::size_t workspace_bytes(engine& e, const problem& p, const tiling& t) {
@@ -245,10 +253,10 @@ std::size_t workspace_bytes(engine& e, const problem& p, const tiling& t) {
 pipeline_buffers carve(const tiling& t, void* workspace) {
     auto* base = static_cast<char*>(workspace);
     return pipeline_buffers{
-        reinterpret_cast<float*>(base + t.real_offset()),
-        reinterpret_cast<cufftComplex*>(base + t.input_spectrum_offset()),
-        t.holds_filter ? reinterpret_cast<cufftComplex*>(base + t.filter_spectrum_offset()) : nullptr,
-        reinterpret_cast<cufftComplex*>(base + t.output_spectrum_offset()),
+        base + t.real_offset(),
+        base + t.input_spectrum_offset(),
+        t.holds_filter ? base + t.filter_spectrum_offset() : nullptr,
+        base + t.output_spectrum_offset(),
         base + t.fft_work_offset(),
     };
 }
@@ -263,18 +271,31 @@ void multiply_spectra(engine& e, const problem& p, const tiling& t, const filter
     // the bin count (cuBLAS's int batch) can pass it for T > 65534, so bins
     // go in chunks.
     if (last <= first) return;
-    const cuComplex one{1.0f, 0.0f};
-    const cuComplex zero{0.0f, 0.0f};
     const int rows = int(t.gemm_rows);
     const std::int64_t bins = t.shape.freq_bins();
+    const std::int64_t column = filter.column_offset + first;  // in the filter's rows
     for (std::int64_t f0 = 0; f0 < bins; f0 += INT_MAX) {
         const int count = int(std::min<std::int64_t>(bins - f0, INT_MAX));
-        FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
-            e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), int(p.in_channels), &one,
-            b.input_spectrum + f0 * t.input_bin_stride, rows, t.input_bin_stride,
-            filter.data + first + f0 * filter.bin_stride, int(filter.ld), filter.bin_stride, &zero,
-            b.output_spectrum + first * t.gemm_rows + f0 * t.output_bin_stride, rows, t.output_bin_stride,
-            count));
+        if (double_intermediates(t.shape.tile_extent)) {
+            const cuDoubleComplex one{1.0, 0.0}, zero{0.0, 0.0};
+            FFTCONV_CUBLAS_TRY(cublasZgemmStridedBatched(
+                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), int(p.in_channels), &one,
+                static_cast<const cuDoubleComplex*>(b.input_spectrum) + f0 * t.input_bin_stride, rows,
+                t.input_bin_stride,
+                static_cast<const cuDoubleComplex*>(filter.data) + column + f0 * filter.bin_stride, int(filter.ld),
+                filter.bin_stride, &zero,
+                static_cast<cuDoubleComplex*>(b.output_spectrum) + first * t.gemm_rows + f0 * t.output_bin_stride,
+                rows, t.output_bin_stride, count));
+        } else {
+            const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
+            FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
+                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), int(p.in_channels), &one,
+                static_cast<const cuComplex*>(b.input_spectrum) + f0 * t.input_bin_stride, rows, t.input_bin_stride,
+                static_cast<const cuComplex*>(filter.data) + column + f0 * filter.bin_stride, int(filter.ld),
+                filter.bin_stride, &zero,
+                static_cast<cuComplex*>(b.output_spectrum) + first * t.gemm_rows + f0 * t.output_bin_stride, rows,
+                t.output_bin_stride, count));
+        }
     }
 }
 

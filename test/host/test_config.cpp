@@ -111,11 +111,11 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
                 // Regions are aligned, ordered and large enough.
                 CHECK(tl.input_spectrum_offset() % detail::workspace_alignment == 0);
                 CHECK(tl.filter_spectrum_offset() - tl.input_spectrum_offset() >=
-                      std::size_t(8 * tl.input_spectrum_elements));
+                      detail::complex_bytes(tl.shape) * std::size_t(tl.input_spectrum_elements));
                 CHECK(tl.output_spectrum_offset() - tl.filter_spectrum_offset() >=
-                      std::size_t(8 * tl.filter_spectrum_elements));
+                      detail::complex_bytes(tl.shape) * std::size_t(tl.filter_spectrum_elements));
                 CHECK(tl.fft_work_offset() - tl.output_spectrum_offset() >=
-                      std::size_t(8 * tl.output_spectrum_elements));
+                      detail::complex_bytes(tl.shape) * std::size_t(tl.output_spectrum_elements));
             }
         }
     }

@@ -43,6 +43,7 @@ enum class fft_direction : int { forward, inverse };
 // (row, col) of transform n sits at n*complex_distance + (row*(T/2+1) + col)*complex_stride.
 struct fft_plan_key {
     fft_direction direction;
+    bool double_precision;  // D2Z/Z2D instead of R2C/C2R
     int tile_extent;
     std::int64_t batch;
     std::int64_t complex_stride;
@@ -61,6 +62,7 @@ struct fft_plan_deleter {
 
 struct fft_plan {
     std::unique_ptr<cufftHandle, fft_plan_deleter> handle;
+    bool double_precision = false;
     std::size_t work_bytes = 0;  // the work area this plan needs (auto-allocation is off)
 };
 
@@ -181,11 +183,13 @@ struct tiling;
 
 // Where each intermediate lives in the workspace (laid out for the largest
 // pass; every pass of a call uses the same places).
+// Element types: float and float2 on the fused path, double and double2 on
+// the cuFFT path (tiling.hpp, double_intermediates).
 struct pipeline_buffers {
-    float* real;                    // real tiles: padded filters, then input tiles, then output tiles
-    cufftComplex* input_spectrum;
-    cufftComplex* filter_spectrum;  // the workspace's; null when a filter_spectrum object brings its own
-    cufftComplex* output_spectrum;
+    void* real;             // real tiles: padded filters, then input tiles, then output tiles
+    void* input_spectrum;
+    void* filter_spectrum;  // the workspace's; null when a filter_spectrum object brings its own
+    void* output_spectrum;
     void* fft_work;
 };
 
@@ -204,9 +208,11 @@ pipeline_buffers carve(const tiling& t, void* base);
 // channels o in [first, last),
 //   output_spectrum[f] (M x o) = input_spectrum[f] (M x in) * conj(filter[f]) (in x o)
 // with the filter stored [bin][in][filter_ld] (filter_ld >= last) and bin
-// stride filter_bin_stride, FP32 accumulation (no TF32).
+// stride filter_bin_stride; FP32 accumulation (no TF32) on the fused path,
+// FP64 on the cuFFT path.
 struct filter_operand {
-    const cufftComplex* data;
+    const void* data;            // float2 or double2, as the tiling's precision
+    std::int64_t column_offset;  // the pass's output channel 0 is column column_offset of each row
     std::int64_t ld;          // distance between consecutive input channels
     std::int64_t bin_stride;  // distance between consecutive bins
 };

@@ -244,10 +244,13 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
         __syncthreads();  // shared memory is reused by the next pass
     };
 
-    transform(both_tiles, true);
-    if (!all_finite) {
-        transform(first_only, false);
-        transform(second_only, false);
+    // Both tiles, then, only in a block that saw a non-finite value, each
+    // tile alone; a loop, so the binary holds one copy of the transform.
+#pragma unroll 1
+    for (int part = both_tiles;;) {
+        transform(part, part == both_tiles);
+        if (all_finite || part == second_only) break;
+        part = part == both_tiles ? first_only : second_only;
     }
 }
 
@@ -342,10 +345,13 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
         __syncthreads();  // shared memory is reused by the next pass
     };
 
-    transform(both_tiles, true);
-    if (!all_finite) {
-        transform(first_only, false);
-        transform(second_only, false);
+    // Both tiles, then, only in a block that saw a non-finite value, each
+    // tile alone; a loop, so the binary holds one copy of the transform.
+#pragma unroll 1
+    for (int part = both_tiles;;) {
+        transform(part, part == both_tiles);
+        if (all_finite || part == second_only) break;
+        part = part == both_tiles ? first_only : second_only;
     }
 }
 

@@ -27,9 +27,9 @@ struct launch_extents {
 // T x T window of image (b, channel) whose corner is the tile's first output;
 // everything past the image edge is zero (overlap-save needs the window to be
 // exactly what a circular convolution of that size sees).
-template <class Geometry>
+template <class Geometry, class Real>
 __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __restrict__ x,
-                             float* __restrict__ tiles, std::int64_t total) {
+                             Real* __restrict__ tiles, std::int64_t total) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
          idx += std::int64_t{gridDim.x} * blockDim.x) {
         const int col = int(idx % geo.tile_extent);
@@ -42,7 +42,7 @@ __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __rest
         const std::int64_t channel = image / e.batch;
         const std::int64_t y0 = (tile / e.tiles_wide) * geo.out_tile + row;
         const std::int64_t x0 = (tile % e.tiles_wide) * geo.out_tile + col;
-        float v = 0.0f;
+        Real v = 0;
         if (y0 < e.height && x0 < e.width)
             v = x[b * e.strides.batch + channel * e.strides.channel + y0 * e.strides.row + x0];
         tiles[idx] = v;
@@ -52,10 +52,10 @@ __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __rest
 // Real filter n = in_channel * out_channels + out_channel: the K x K filter in
 // the top-left corner of a T x T zero tile, times 1/T^2 (cuFFT's inverse is
 // unnormalised; folding the scale here costs nothing).
-template <class Geometry>
+template <class Geometry, class Real>
 __global__ void pad_filters(Geometry geo, std::int64_t in_channels, std::int64_t out_channels,
-                            const float* __restrict__ w, float* __restrict__ tiles,
-                            std::int64_t total, float scale) {
+                            const float* __restrict__ w, Real* __restrict__ tiles,
+                            std::int64_t total, Real scale) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
          idx += std::int64_t{gridDim.x} * blockDim.x) {
         const int col = int(idx % geo.tile_extent);
@@ -64,7 +64,7 @@ __global__ void pad_filters(Geometry geo, std::int64_t in_channels, std::int64_t
         const std::int64_t n = rest / geo.tile_extent;
         const std::int64_t out_channel = n % out_channels;
         const std::int64_t in_channel = n / out_channels;
-        float v = 0.0f;
+        Real v = 0;
         if (row < geo.kernel_extent && col < geo.kernel_extent)
             v = scale * w[((out_channel * in_channels + in_channel) * geo.kernel_extent + row) *
                               geo.kernel_extent + col];
@@ -75,8 +75,8 @@ __global__ void pad_filters(Geometry geo, std::int64_t in_channels, std::int64_t
 // Output element (b, o, i, j) of the pass (y through its strides) is output (i mod To, j mod To) of tile (i / To, j / To) of
 // real output tile (o * batch + b): the first To x To of each tile are the
 // outputs no circular wrap-around reached.
-template <class Geometry>
-__global__ void scatter_tiles(Geometry geo, launch_extents e, const float* __restrict__ tiles,
+template <class Geometry, class Real>
+__global__ void scatter_tiles(Geometry geo, launch_extents e, const Real* __restrict__ tiles,
                               float* __restrict__ y, std::int64_t total) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
          idx += std::int64_t{gridDim.x} * blockDim.x) {
@@ -88,8 +88,8 @@ __global__ void scatter_tiles(Geometry geo, launch_extents e, const float* __res
         const std::int64_t b = image / e.channels;
         const std::int64_t tile = (i / geo.out_tile) * e.tiles_wide + j / geo.out_tile;
         const std::int64_t n = (o * e.batch + b) * e.tiles_per_image + tile;
-        y[b * e.strides.batch + o * e.strides.channel + i * e.strides.row + j] =
-            tiles[(n * geo.tile_extent + i % geo.out_tile) * geo.tile_extent + j % geo.out_tile];
+        y[b * e.strides.batch + o * e.strides.channel + i * e.strides.row + j] = float(
+            tiles[(n * geo.tile_extent + i % geo.out_tile) * geo.tile_extent + j % geo.out_tile]);
     }
 }
 
