@@ -97,7 +97,11 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
                 CHECK((tl.tiles_high - 1) * to < p.out_height());
                 CHECK(tl.tiles_wide * to >= p.out_width());
                 CHECK((tl.tiles_wide - 1) * to < p.out_width());
-                CHECK(tl.gemm_rows == p.batch * tl.tiles_high * tl.tiles_wide);
+                CHECK(tl.tiles_per_image == tl.tiles_high * tl.tiles_wide);
+                // Fused tiles pair (n, n + 1): every image has an even number of slots.
+                CHECK(tl.tile_slots == (tl.fused && tl.tiles_per_image % 2 == 1 ? tl.tiles_per_image + 1
+                                                                                 : tl.tiles_per_image));
+                CHECK(tl.gemm_rows == p.batch * tl.tile_slots);
                 // Fused transforms need no real tiles; otherwise every real
                 // stage fits the shared real buffer.
                 CHECK(tl.fused == detail::has_fused_fft(t));

@@ -18,13 +18,10 @@
 // columns first from memory, measured slower: docs/performance.md, v8.)
 //
 // Pairing and non-finite values: a NaN or Inf anywhere in a makes all of
-// Z = FFT(a + i b) non-finite, and so b's half too. The two tiles of a pair
-// can belong to different samples (tile n is the last of one image, n + 1
-// the first of the next), so a block that sees a non-finite value in any of
-// its tiles transforms each tile of its pairs on its own (two passes, the
-// partner zero). Finite data never takes that path; non-finite data then
-// spreads exactly as far as in an unpaired transform (README, "Non-finite
-// inputs").
+// Z = FFT(a + i b) non-finite, and so b's half too. Tiles n and n + 1 are
+// paired (n even), so the tile layout gives every image an even number of
+// tile slots (tiling.hpp, tile_slots): a pair never spans two images, and a
+// non-finite value reaches at most the partner tile of the same image.
 #pragma once
 
 #include <algorithm>
@@ -85,17 +82,18 @@ __device__ __forceinline__ int clip(int extent, std::int64_t remaining) {
     return remaining < extent ? int(remaining) : extent;
 }
 
-// Input tile n = (channel * batch + b) * tiles_per_image + tile: the window
-// of x at the tile's first output.
+// Input tile n = (channel * batch + b) * tile_slots + tile: the window of x
+// at the tile's first output; slots past tiles_per_image are empty.
 struct image_tiles {
     const float* x;
     tensor_strides strides;
-    std::int64_t batch, height, width, tiles_wide, tiles_per_image;
+    std::int64_t batch, height, width, tiles_wide, tiles_per_image, tile_slots;
     int out_tile, tile_extent;
     float scale;  // 1
 
     __device__ tile_window window(std::int64_t n) const {
-        const std::int64_t tile = n % tiles_per_image, image = n / tiles_per_image;
+        const std::int64_t tile = n % tile_slots, image = n / tile_slots;
+        if (tile >= tiles_per_image) return {0, 0, 0, 0};
         const std::int64_t b = image % batch, c = image / batch;
         const std::int64_t y0 = (tile / tiles_wide) * out_tile, x0 = (tile % tiles_wide) * out_tile;
         return {b * strides.batch + c * strides.channel + y0 * strides.row + x0,
@@ -121,16 +119,18 @@ struct filter_tiles {
     __device__ const float* data() const { return w; }
 };
 
-// Output tile n = (out_channel * batch + b) * tiles_per_image + tile: its
-// first To x To outputs (the ones no circular wrap reached), clipped to y.
+// Output tile n = (out_channel * batch + b) * tile_slots + tile: its first
+// To x To outputs (the ones no circular wrap reached), clipped to y; slots
+// past tiles_per_image write nothing.
 struct output_tiles {
     float* y;
     tensor_strides strides;
-    std::int64_t batch, out_height, out_width, tiles_wide, tiles_per_image;
+    std::int64_t batch, out_height, out_width, tiles_wide, tiles_per_image, tile_slots;
     int out_tile;
 
     __device__ tile_window window(std::int64_t n) const {
-        const std::int64_t tile = n % tiles_per_image, image = n / tiles_per_image;
+        const std::int64_t tile = n % tile_slots, image = n / tile_slots;
+        if (tile >= tiles_per_image) return {0, 0, 0, 0};
         const std::int64_t b = image % batch, o = image / batch;
         const std::int64_t y0 = (tile / tiles_wide) * out_tile, x0 = (tile % tiles_wide) * out_tile;
         return {b * strides.batch + o * strides.channel + y0 * strides.row + x0,
@@ -139,13 +139,6 @@ struct output_tiles {
     }
 };
 
-// Which tiles of each pair a pass transforms: both (the fast path), or one
-// with its partner read as zero (the non-finite fallback).
-enum pair_part : int { first_only = 1, second_only = 2, both_tiles = 3 };
-
-__device__ __forceinline__ bool finite4(float4 v) {
-    return isfinite(v.x) && isfinite(v.y) && isfinite(v.z) && isfinite(v.w);
-}
 
 // Real tiles [0, tile_count) of `source` -> spectrum[bin * bin_stride + n],
 // bins = T x (T/2 + 1), row-major (the layout cuFFT's R2C would produce).
@@ -160,97 +153,70 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
     float2* z = shared + group * T * shape::pitch;
-    const std::int64_t block_first = 2 * (first_pair + std::int64_t(blockIdx.x) * shape::pairs);
-    const std::int64_t n0 = block_first + 2 * group;
+    const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * shape::pairs + group);
 
+    // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
     tile_window wa{0, 0, 0, 0}, wb{0, 0, 0, 0};
     if (n0 < tile_count) wa = source.window(n0);
     if (n0 + 1 < tile_count) wb = source.window(n0 + 1);
+    // Thread `lane` loads column `lane` of every row (coalesced across the
+    // warp), `chunk` rows at a time: all of a chunk's loads are in flight
+    // before the first is used (one load per iteration was latency-bound).
     const float* data = source.data();
-    bool all_finite = true;
-
-    // One pass: load, transform rows and columns, split and store the parts
-    // of each pair that `part` names. Returns after the stores.
-    auto transform = [&](int part, bool check) {
-        // Thread `lane` loads column `lane` of every row (coalesced across the
-        // warp), `chunk` rows at a time: all of a chunk's loads are in flight
-        // before the first is used (one load per iteration was latency-bound).
-        constexpr int chunk = 16;
+    constexpr int chunk = 16;
 #pragma unroll 1
-        for (int base = 0; base < T; base += chunk) {
-            float va[chunk], vb[chunk];
+    for (int base = 0; base < T; base += chunk) {
+        float va[chunk], vb[chunk];
 #pragma unroll
-            for (int u = 0; u < chunk; ++u) {
-                const int r = base + u;
-                va[u] = (part & first_only) && r < wa.rows && lane < wa.cols
-                            ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
-                vb[u] = (part & second_only) && r < wb.rows && lane < wb.cols
-                            ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
-            }
-#pragma unroll
-            for (int u = 0; u < chunk; ++u) {
-                if (check) all_finite = all_finite && isfinite(va[u]) && isfinite(vb[u]);
-                z[(base + u) * shape::pitch + lane] = float2{source.scale * va[u], source.scale * vb[u]};
-            }
+        for (int u = 0; u < chunk; ++u) {
+            const int r = base + u;
+            va[u] = r < wa.rows && lane < wa.cols ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
+            vb[u] = r < wb.rows && lane < wb.cols ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
         }
-        // Every block agrees on the path: a non-finite value in any of its
-        // tiles sends the whole block through the per-tile passes.
-        if (check) all_finite = __syncthreads_and(all_finite);
-        else __syncthreads();
-        if (!all_finite && part == both_tiles) return;
+#pragma unroll
+        for (int u = 0; u < chunk; ++u)
+            z[(base + u) * shape::pitch + lane] = float2{source.scale * va[u], source.scale * vb[u]};
+    }
+    __syncthreads();
 
-        // Rows past both windows are zero, and so is their transform.
-        const int live_rows = max(part & first_only ? wa.rows : 0, part & second_only ? wb.rows : 0);
-        if (lane < live_rows) {
-            float2 v[T];
+    // Rows past both windows are zero, and so is their transform.
+    if (lane < max(wa.rows, wb.rows)) {
+        float2 v[T];
 #pragma unroll
-            for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
-            fft_in_registers<T, false>(v);
+        for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
+        fft_in_registers<T, false>(v);
 #pragma unroll
-            for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
-        }
-        __syncthreads();
-        {
-            float2 v[T];
+        for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
+    }
+    __syncthreads();
+    {
+        float2 v[T];
 #pragma unroll
-            for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
-            fft_in_registers<T, false>(v);
+        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
+        fft_in_registers<T, false>(v);
 #pragma unroll
-            for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
-        }
-        __syncthreads();
+        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
+    }
+    __syncthreads();
 
-        // Split the pair and store bin-major; consecutive threads of a bin
-        // write consecutive tiles, so each bin's stores from this block are
-        // contiguous.
-        const int linear = group * T + lane;
-        for (int idx = linear; idx < T * shape::freq_cols * shape::pairs; idx += shape::threads) {
-            const int g = idx % shape::pairs, bin = idx / shape::pairs;
-            const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
-            const float2* zg = shared + g * T * shape::pitch;
-            const float2 zk = zg[r * shape::pitch + s];
-            const float2 zm = zg[((T - r) % T) * shape::pitch + (T - s) % T];
-            const std::int64_t n = block_first + 2 * g;
-            float2* out = spectrum + std::int64_t(bin) * bin_stride + n;
-            const float2 a{0.5f * (zk.x + zm.x), 0.5f * (zk.y - zm.y)};
-            const float2 b{0.5f * (zk.y + zm.y), -0.5f * (zk.x - zm.x)};
-            if (part == both_tiles && n + 1 < tile_count)
-                *reinterpret_cast<float4*>(out) = float4{a.x, a.y, b.x, b.y};
-            else {
-                if ((part & first_only) && n < tile_count) out[0] = a;
-                if ((part & second_only) && n + 1 < tile_count) out[1] = b;
-            }
-        }
-        __syncthreads();  // shared memory is reused by the next pass
-    };
-
-    // Both tiles, then, only in a block that saw a non-finite value, each
-    // tile alone; a loop, so the binary holds one copy of the transform.
-#pragma unroll 1
-    for (int part = both_tiles;;) {
-        transform(part, part == both_tiles);
-        if (all_finite || part == second_only) break;
-        part = part == both_tiles ? first_only : second_only;
+    // Split the pair and store bin-major; consecutive threads of a bin write
+    // consecutive tiles, so each bin's stores from this block are contiguous.
+    const int linear = group * T + lane;
+    const std::int64_t block_first = 2 * (first_pair + std::int64_t(blockIdx.x) * shape::pairs);
+    for (int idx = linear; idx < T * shape::freq_cols * shape::pairs; idx += shape::threads) {
+        const int g = idx % shape::pairs, bin = idx / shape::pairs;
+        const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
+        const float2* zg = shared + g * T * shape::pitch;
+        const float2 zk = zg[r * shape::pitch + s];
+        const float2 zm = zg[((T - r) % T) * shape::pitch + (T - s) % T];
+        const std::int64_t n = block_first + 2 * g;
+        float2* out = spectrum + std::int64_t(bin) * bin_stride + n;
+        const float2 a{0.5f * (zk.x + zm.x), 0.5f * (zk.y - zm.y)};
+        const float2 b{0.5f * (zk.y + zm.y), -0.5f * (zk.x - zm.x)};
+        if (n + 1 < tile_count)
+            *reinterpret_cast<float4*>(out) = float4{a.x, a.y, b.x, b.y};
+        else if (n < tile_count)
+            out[0] = a;
     }
 }
 
@@ -266,95 +232,77 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
     const int lane = threadIdx.x, group = threadIdx.y;
     const int linear = group * T + lane;
     const std::int64_t block_first = first_tile + 2 * (first_pair + std::int64_t(blockIdx.x) * shape::pairs);
-    float2* z = shared + group * T * shape::pitch;
-    bool all_finite = true;
 
-    auto transform = [&](int part, bool check) {
-        // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
-        // symmetry. Loads go out `chunk` at a time before any is used.
-        constexpr int total = T * shape::freq_cols * shape::pairs;
-        constexpr int chunk = 8;
+    // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
+    // symmetry. Loads go out `chunk` at a time before any is used.
+    constexpr int total = T * shape::freq_cols * shape::pairs;
+    constexpr int chunk = 8;
 #pragma unroll 1
-        for (int base = 0; base < total; base += chunk * shape::threads) {
-            float4 loaded[chunk];
+    for (int base = 0; base < total; base += chunk * shape::threads) {
+        float4 loaded[chunk];
 #pragma unroll
-            for (int u = 0; u < chunk; ++u) {
-                const int idx = base + u * shape::threads + linear;
-                loaded[u] = float4{0, 0, 0, 0};
-                if (idx < total) {
-                    const int g = idx % shape::pairs, bin = idx / shape::pairs;
-                    const std::int64_t n = block_first + 2 * g;
-                    const float2* in = spectrum + std::int64_t(bin) * bin_stride + n;
-                    if (n + 1 < tile_count) {
-                        loaded[u] = *reinterpret_cast<const float4*>(in);
-                    } else if (n < tile_count) {
-                        const float2 a = in[0];
-                        loaded[u] = float4{a.x, a.y, 0, 0};
-                    }
+        for (int u = 0; u < chunk; ++u) {
+            const int idx = base + u * shape::threads + linear;
+            loaded[u] = float4{0, 0, 0, 0};
+            if (idx < total) {
+                const int g = idx % shape::pairs, bin = idx / shape::pairs;
+                const std::int64_t n = block_first + 2 * g;
+                const float2* in = spectrum + std::int64_t(bin) * bin_stride + n;
+                if (n + 1 < tile_count) {
+                    loaded[u] = *reinterpret_cast<const float4*>(in);
+                } else if (n < tile_count) {
+                    const float2 a = in[0];
+                    loaded[u] = float4{a.x, a.y, 0, 0};
                 }
             }
-#pragma unroll
-            for (int u = 0; u < chunk; ++u) {
-                const int idx = base + u * shape::threads + linear;
-                if (idx >= total) break;
-                if (check) all_finite = all_finite && finite4(loaded[u]);
-                const int g = idx % shape::pairs, bin = idx / shape::pairs;
-                const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
-                float2 a{loaded[u].x, loaded[u].y}, b{loaded[u].z, loaded[u].w};
-                if (!(part & first_only)) a = float2{0, 0};
-                if (!(part & second_only)) b = float2{0, 0};
-                float2* zg = shared + g * T * shape::pitch;
-                zg[r * shape::pitch + s] = float2{a.x - b.y, a.y + b.x};
-                if (s > 0 && s < T / 2)
-                    zg[((T - r) % T) * shape::pitch + (T - s)] = float2{a.x + b.y, b.x - a.y};
-            }
         }
-        if (check) all_finite = __syncthreads_and(all_finite);
-        else __syncthreads();
-        if (!all_finite && part == both_tiles) return;
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) {
+            const int idx = base + u * shape::threads + linear;
+            if (idx >= total) break;
+            const int g = idx % shape::pairs, bin = idx / shape::pairs;
+            const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
+            const float2 a{loaded[u].x, loaded[u].y}, b{loaded[u].z, loaded[u].w};
+            float2* zg = shared + g * T * shape::pitch;
+            zg[r * shape::pitch + s] = float2{a.x - b.y, a.y + b.x};
+            if (s > 0 && s < T / 2)
+                zg[((T - r) % T) * shape::pitch + (T - s)] = float2{a.x + b.y, b.x - a.y};
+        }
+    }
+    __syncthreads();
 
-        // Rows first (all of them), then only the first To columns, whose
-        // first To rows are the outputs: thread `lane` holds column `lane` and
-        // writes it straight to y (coalesced across the warp). Real part: tile
-        // n0, imaginary part: tile n0 + 1.
-        {
-            float2 v[T];
+    // Rows first (all of them), then only the first To columns, whose
+    // first To rows are the outputs: thread `lane` holds column `lane` and
+    // writes it straight to y (coalesced across the warp). Real part: tile
+    // n0, imaginary part: tile n0 + 1.
+    float2* z = shared + group * T * shape::pitch;
+    {
+        float2 v[T];
 #pragma unroll
-            for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
-            fft_in_registers<T, true>(v);
+        for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
+        fft_in_registers<T, true>(v);
 #pragma unroll
-            for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
+        for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
+    }
+    __syncthreads();
+    const std::int64_t n0 = block_first + 2 * group;
+    if (lane < sink.out_tile && n0 < tile_count) {
+        float2 v[T];
+#pragma unroll
+        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
+        fft_in_registers<T, true>(v);
+        const tile_window wa = sink.window(n0);
+        const tile_window wb = n0 + 1 < tile_count ? sink.window(n0 + 1) : tile_window{0, 0, 0, 0};
+#pragma unroll
+        for (int k = 0; k < T; ++k) {
+            const int r = bit_reversed<T>.index[k];
+            if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x;
+            if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y;
         }
-        __syncthreads();
-        const std::int64_t n0 = block_first + 2 * group;
-        if (lane < sink.out_tile && n0 < tile_count) {
-            float2 v[T];
-#pragma unroll
-            for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
-            fft_in_registers<T, true>(v);
-            const tile_window wa = (part & first_only) ? sink.window(n0) : tile_window{0, 0, 0, 0};
-            const tile_window wb = (part & second_only) && n0 + 1 < tile_count ? sink.window(n0 + 1)
-                                                                                : tile_window{0, 0, 0, 0};
-#pragma unroll
-            for (int k = 0; k < T; ++k) {
-                const int r = bit_reversed<T>.index[k];
-                if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x;
-                if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y;
-            }
-        }
-        __syncthreads();  // shared memory is reused by the next pass
-    };
-
-    // Both tiles, then, only in a block that saw a non-finite value, each
-    // tile alone; a loop, so the binary holds one copy of the transform.
-#pragma unroll 1
-    for (int part = both_tiles;;) {
-        transform(part, part == both_tiles);
-        if (all_finite || part == second_only) break;
-        part = part == both_tiles ? first_only : second_only;
     }
 }
 
+// Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
 // Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
 // current device: cheap enough to repeat at every launch).
 template <class Kernel>

@@ -9,7 +9,7 @@
 //   input spectrum   [bin][in_channel][gemm_row]                  complex
 //   filter spectrum  [bin][in_channel][out_channel]               complex
 //   output spectrum  [bin][out_channel][gemm_row]                 complex
-// with gemm_row = batch_index * tiles_per_image + tile_row * tiles_wide + tile_col.
+// with gemm_row = batch_index * tile_slots + tile_row * tiles_wide + tile_col.
 #pragma once
 
 #include <algorithm>
@@ -72,7 +72,12 @@ struct tiling {
     std::int64_t tiles_high;       // tiles per image along the height
     std::int64_t tiles_wide;       // tiles per image along the width
     std::int64_t tiles_per_image;
-    std::int64_t gemm_rows;        // M of every per-bin GEMM: batch * tiles_per_image
+    // Rows each image takes in the spectra: tiles_per_image, rounded up to
+    // even on the fused path, whose transforms pair tiles (n, n + 1) — so a
+    // pair never spans two images (a NaN in one sample cannot reach another).
+    // The extra slot is an all-zero tile.
+    std::int64_t tile_slots;
+    std::int64_t gemm_rows;        // M of every per-bin GEMM: batch * tile_slots
     std::int64_t filter_matrix;    // in_channels * out_channels
 
     // Distance between consecutive bins in each spectrum: the transform's
@@ -114,7 +119,8 @@ constexpr tiling make_tiling(const problem& p, tile_shape s, bool holds_filter =
     t.tiles_high = ceil_div(p.out_height(), s.out_tile());
     t.tiles_wide = ceil_div(p.out_width(), s.out_tile());
     t.tiles_per_image = t.tiles_high * t.tiles_wide;
-    t.gemm_rows = p.batch * t.tiles_per_image;
+    t.tile_slots = t.fused ? (t.tiles_per_image + 1) / 2 * 2 : t.tiles_per_image;
+    t.gemm_rows = p.batch * t.tile_slots;
     t.filter_matrix = p.in_channels * p.out_channels;
     const std::int64_t tile_count = std::max({p.in_channels * t.gemm_rows, p.out_channels * t.gemm_rows,
                                               holds_filter ? t.filter_matrix : 0});
