@@ -1,0 +1,247 @@
+// The split-TF32 spectral GEMM (src/spectral_gemm.cu) against an exact
+// float64 product of the same per-bin complex GEMM, and against cuBLAS's FP32
+// CGEMM on the same data: it must be at least as accurate as cuBLAS (or within
+// 3e-7 relative L2, where cuBLAS is near exact because K is tiny), on
+// random-normal data and on positive uniform [0,1) data (the one that shows a
+// truncating accumulation: every product is positive, so a one-signed error
+// adds up instead of cancelling). Shapes are awkward on purpose: rows 1..225,
+// channels 1..128, output-channel ranges that start and end off any block
+// edge, odd and padded bin strides, a base pointer off 16-byte alignment.
+// Every output element outside the computed range must be left untouched.
+#include "doctest.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/spectral_gemm.hpp"
+#include "fftconv/status.hpp"
+
+namespace {
+
+using fftconv::detail::spectral_gemm_args;
+
+template <class T>
+struct device_buffer {
+    T* data = nullptr;
+    explicit device_buffer(std::size_t count) { FFTCONV_CUDA_TRY(cudaMalloc(&data, sizeof(T) * std::max<std::size_t>(count, 1))); }
+    ~device_buffer() { cudaFree(data); }
+    device_buffer(const device_buffer&) = delete;
+    device_buffer& operator=(const device_buffer&) = delete;
+};
+
+struct gemm_case {
+    std::int64_t rows, in_channels, out_channels, first_out, last_out, bins;
+    std::int64_t stride_pad;  // extra elements per bin (odd: odd bin strides, 8-byte copies)
+    std::int64_t base_offset; // elements the three base pointers are moved by (1: off 16-byte alignment)
+};
+
+struct error_stats {
+    double relative_l2 = 0;
+    double worst_bound_fraction = 0;  // max over elements of |error| / (1e-6 * sum_c |x_c| |w_c|)
+    std::int64_t untouched_changed = 0;
+    std::int64_t non_finite = 0;
+};
+
+constexpr float sentinel = -1234.5f;
+
+// Exact product (float64) and the per-element magnitude sum_c |x||w|, which
+// bounds any FP32-class rounding error of the element.
+void reference(const gemm_case& g, const spectral_gemm_args& layout, const std::vector<std::complex<float>>& x,
+               const std::vector<std::complex<float>>& w, std::vector<std::complex<double>>& exact,
+               std::vector<double>& magnitude) {
+    exact.assign(std::size_t(g.bins * g.out_channels * g.rows), 0.0);
+    magnitude.assign(exact.size(), 0.0);
+    for (std::int64_t f = 0; f < g.bins; ++f)
+        for (std::int64_t o = g.first_out; o < g.last_out; ++o)
+            for (std::int64_t m = 0; m < g.rows; ++m) {
+                std::complex<double> sum = 0;
+                double abs_sum = 0;
+                for (std::int64_t c = 0; c < g.in_channels; ++c) {
+                    const std::complex<double> xv = x[f * layout.input_bin_stride + c * g.rows + m];
+                    const std::complex<double> wv = w[f * layout.filter_bin_stride + c * g.out_channels + o];
+                    sum += xv * std::conj(wv);
+                    abs_sum += std::abs(xv) * std::abs(wv);
+                }
+                const std::size_t i = std::size_t((f * g.out_channels + o) * g.rows + m);
+                exact[i] = sum;
+                magnitude[i] = abs_sum;
+            }
+}
+
+error_stats compare(const gemm_case& g, const spectral_gemm_args& layout, const std::vector<std::complex<float>>& y,
+                    const std::vector<std::complex<double>>& exact, const std::vector<double>& magnitude) {
+    error_stats s;
+    double error_sq = 0, exact_sq = 0;
+    for (std::int64_t f = 0; f < g.bins; ++f)
+        for (std::int64_t within = 0; within < layout.output_bin_stride; ++within) {
+            const std::complex<float> value = y[f * layout.output_bin_stride + within];
+            const std::int64_t o = within / g.rows, m = within % g.rows;
+            const bool computed = o < g.out_channels && o >= g.first_out && o < g.last_out;
+            if (!computed) {
+                if (value != std::complex<float>(sentinel, sentinel)) ++s.untouched_changed;
+                continue;
+            }
+            if (!std::isfinite(value.real()) || !std::isfinite(value.imag())) {
+                ++s.non_finite;
+                continue;
+            }
+            const std::size_t i = std::size_t((f * g.out_channels + o) * g.rows + m);
+            const double error = std::abs(std::complex<double>(value) - exact[i]);
+            error_sq += error * error;
+            exact_sq += std::norm(exact[i]);
+            if (magnitude[i] > 0)
+                s.worst_bound_fraction = std::max(s.worst_bound_fraction, error / (1e-6 * magnitude[i]));
+            else if (error > 0)
+                s.worst_bound_fraction = INFINITY;
+        }
+    s.relative_l2 = exact_sq > 0 ? std::sqrt(error_sq / exact_sq) : std::sqrt(error_sq);
+    return s;
+}
+
+void cublas_fp32(cublasHandle_t blas, const spectral_gemm_args& a, cudaStream_t stream) {
+    // engine.cpp's multiply_spectra before this kernel: FP32 (no TF32) CGEMM.
+    const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
+    FFTCONV_CUBLAS_TRY(cublasSetStream(blas, stream));
+    FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
+        blas, CUBLAS_OP_N, CUBLAS_OP_C, int(a.rows), int(a.last_out - a.first_out), int(a.in_channels), &one,
+        reinterpret_cast<const cuComplex*>(a.input), int(a.rows), a.input_bin_stride,
+        reinterpret_cast<const cuComplex*>(a.filter) + a.first_out, int(a.out_channels), a.filter_bin_stride, &zero,
+        reinterpret_cast<cuComplex*>(a.output) + a.first_out * a.rows, int(a.rows), a.output_bin_stride,
+        int(a.bins)));
+}
+
+void run_case(const gemm_case& g, bool positive, std::uint64_t seed, cublasHandle_t blas, cudaStream_t stream) {
+    spectral_gemm_args a{};
+    a.rows = g.rows;
+    a.in_channels = g.in_channels;
+    a.out_channels = g.out_channels;
+    a.first_out = g.first_out;
+    a.last_out = g.last_out;
+    a.bins = g.bins;
+    a.input_bin_stride = g.in_channels * g.rows + g.stride_pad;
+    a.filter_bin_stride = g.in_channels * g.out_channels + g.stride_pad;
+    a.output_bin_stride = g.out_channels * g.rows + g.stride_pad;
+
+    const std::size_t input_count = std::size_t(g.bins * a.input_bin_stride);
+    const std::size_t filter_count = std::size_t(g.bins * a.filter_bin_stride);
+    const std::size_t output_count = std::size_t(g.bins * a.output_bin_stride);
+
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+    auto draw = [&] { return positive ? uniform(rng) : normal(rng); };
+    std::vector<std::complex<float>> x(input_count), w(filter_count);
+    for (auto& v : x) v = {draw(), draw()};
+    for (auto& v : w) v = {draw(), draw()};
+
+    device_buffer<std::complex<float>> x_device(input_count + g.base_offset), w_device(filter_count + g.base_offset),
+        y_device(output_count + g.base_offset);
+    FFTCONV_CUDA_TRY(cudaMemcpy(x_device.data + g.base_offset, x.data(), input_count * 8, cudaMemcpyHostToDevice));
+    FFTCONV_CUDA_TRY(cudaMemcpy(w_device.data + g.base_offset, w.data(), filter_count * 8, cudaMemcpyHostToDevice));
+    a.input = reinterpret_cast<const float2*>(x_device.data + g.base_offset);
+    a.filter = reinterpret_cast<const float2*>(w_device.data + g.base_offset);
+    a.output = reinterpret_cast<float2*>(y_device.data + g.base_offset);
+
+    std::vector<std::complex<double>> exact;
+    std::vector<double> magnitude;
+    reference(g, a, x, w, exact, magnitude);
+
+    const std::vector<std::complex<float>> poison(output_count, {sentinel, sentinel});
+    auto produce = [&](auto&& run) {
+        FFTCONV_CUDA_TRY(cudaMemcpy(y_device.data + g.base_offset, poison.data(), output_count * 8, cudaMemcpyHostToDevice));
+        run();
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
+        std::vector<std::complex<float>> y(output_count);
+        FFTCONV_CUDA_TRY(cudaMemcpy(y.data(), y_device.data + g.base_offset, output_count * 8, cudaMemcpyDeviceToHost));
+        return compare(g, a, y, exact, magnitude);
+    };
+    const error_stats ours = produce([&] { fftconv::detail::spectral_gemm(a, stream); });
+    const error_stats blas_stats = produce([&] { cublas_fp32(blas, a, stream); });
+
+    INFO("rows=", g.rows, " in=", g.in_channels, " out=", g.out_channels, " range=[", g.first_out, ",", g.last_out,
+         ") bins=", g.bins, " pad=", g.stride_pad, " offset=", g.base_offset, positive ? " positive" : " normal",
+         " rel_l2=", ours.relative_l2, " (cuBLAS ", blas_stats.relative_l2, ") worst/bound=",
+         ours.worst_bound_fraction, " (cuBLAS ", blas_stats.worst_bound_fraction, ")");
+    std::printf("spectral_gemm rows=%-3lld in=%-3lld out=%-3lld [%lld,%lld) %s: rel_l2 %.3g (cuBLAS %.3g), "
+                "worst |err|/(1e-6 sum|x||w|) %.3g (cuBLAS %.3g)\n",
+                (long long)g.rows, (long long)g.in_channels, (long long)g.out_channels, (long long)g.first_out,
+                (long long)g.last_out, positive ? "positive" : "normal  ", ours.relative_l2, blas_stats.relative_l2,
+                ours.worst_bound_fraction, blas_stats.worst_bound_fraction);
+    CHECK(ours.untouched_changed == 0);
+    CHECK(ours.non_finite == 0);
+    CHECK(ours.relative_l2 <= std::max(blas_stats.relative_l2, 3e-7));
+    // |error| <= 1e-6 * sum_c |x_c||w_c|: a per-element bound that FP32-class
+    // arithmetic meets with room (2^-21 per split product plus FP32 adds),
+    // and that a wrong element, a lost k-step or a product added twice breaks.
+    CHECK(ours.worst_bound_fraction <= 1.0);
+}
+
+}  // namespace
+
+TEST_CASE("spectral_gemm matches float64 at least as well as cuBLAS FP32, on awkward shapes") {
+    cudaStream_t stream = nullptr;
+    FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cublasHandle_t blas = nullptr;
+    FFTCONV_CUBLAS_TRY(cublasCreate(&blas));
+    FFTCONV_CUBLAS_TRY(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
+
+    // rows, in, out, [first, last), bins, stride pad, base offset. The input
+    // copy path each case takes (spectral_gemm.cu): 16-byte pairs when rows
+    // and the bin stride are even, shifted pairs when rows are odd and the
+    // bin stride even, 8-byte elements when the bin stride is odd or the base
+    // is off 16-byte alignment.
+    const gemm_case cases[] = {
+        {1, 1, 1, 0, 1, 3, 0, 0},            // the smallest product (elements)
+        {7, 3, 17, 0, 17, 4, 1, 0},          // odd everything (shifted)
+        {50, 64, 64, 0, 64, 5, 2, 0},        // a leaderboard-like shape (pairs)
+        {50, 64, 64, 0, 32, 3, 2, 0},        // first output half ...
+        {50, 64, 64, 32, 64, 3, 2, 0},       // ... second half
+        {49, 128, 128, 0, 64, 3, 4, 0},      // odd rows, halves of 128 (shifted)
+        {49, 128, 128, 64, 128, 3, 2, 0},
+        {49, 128, 128, 0, 128, 2, 1, 0},     // odd rows, odd bin stride (elements)
+        {33, 64, 40, 0, 40, 3, 0, 0},        // odd rows, a partial channel block (shifted)
+        {225, 17, 3, 0, 3, 3, 0, 0},         // many rows, few channels (elements)
+        {225, 3, 128, 5, 101, 2, 1, 0},      // odd first channel, range off every block edge (shifted)
+        {100, 64, 64, 0, 64, 4, 4, 1},       // base pointers off 16-byte alignment (elements)
+        {196, 64, 64, 31, 64, 2, 2, 0},      // odd start, 33 channels (8-byte filter copies)
+        {1, 128, 128, 0, 128, 2, 0, 0},      // one row (shifted)
+        {7, 128, 3, 1, 2, 3, 1, 0},          // one output channel in the middle
+        {50, 300, 17, 0, 17, 2, 1, 0},       // K beyond the largest block multiple, odd
+        {120, 17, 64, 0, 64, 3, 4, 0},
+    };
+    std::uint64_t seed = 20261130;
+    for (const gemm_case& g : cases)
+        for (const bool positive : {false, true}) run_case(g, positive, ++seed, blas, stream);
+
+    FFTCONV_CUBLAS_TRY(cublasDestroy(blas));
+    FFTCONV_CUDA_TRY(cudaStreamDestroy(stream));
+}
+
+TEST_CASE("spectral_gemm rejects arguments out of range and does nothing for an empty range") {
+    spectral_gemm_args a{};
+    a.rows = 4;
+    a.in_channels = 2;
+    a.out_channels = 3;
+    a.first_out = 0;
+    a.last_out = 4;  // beyond out_channels
+    a.bins = 1;
+    a.input_bin_stride = 8;
+    a.filter_bin_stride = 6;
+    a.output_bin_stride = 12;
+    CHECK_THROWS_AS(fftconv::detail::spectral_gemm(a, nullptr), fftconv::error);
+    a.last_out = 3;
+    a.filter_bin_stride = 5;  // smaller than one bin's matrix
+    CHECK_THROWS_AS(fftconv::detail::spectral_gemm(a, nullptr), fftconv::error);
+    a.filter_bin_stride = 6;
+    a.first_out = a.last_out = 2;  // nothing to compute: no launch, no access
+    CHECK_NOTHROW(fftconv::detail::spectral_gemm(a, nullptr));
+}
