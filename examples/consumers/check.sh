@@ -9,6 +9,8 @@
 #                project and from a C-only project
 #   meson-debug  configure a debug-build project that takes fftconv as a
 #                subproject; fftconv's sources must compile with -O3, no -g/-G
+#   python       stage the install, import the installed Python package from
+#                the staged site directory and plan a problem with it
 # The programs run after linking; without a GPU they check what they can
 # and exit 0 (C++) or 77 (the C example), both accepted.
 set -euo pipefail
@@ -120,8 +122,29 @@ for entry in library:
 sys.exit(1 if failed else 0)
 PY
     ;;
+python)
+    stage
+    # Where the build installs the native module: <site>/fftconv/_native*.so.
+    module=$(meson introspect "$build_root" --installed | python3 -c '
+import json, sys
+print(next((path for path in json.load(sys.stdin).values() if "/fftconv/_native" in path), ""))')
+    [ -n "$module" ] || fail "the build installs no Python module (is it configured? meson's summary says)"
+    site="$work/stage$(dirname "$(dirname "$module")")"
+    for file in __init__.py _api.py _errors.py _frameworks.py torch.py; do
+        [ -f "$site/fftconv/$file" ] || fail "$site/fftconv/$file was not installed"
+    done
+    interpreter=$(grep -o "Python module: yes, for [^ ]*" "$build_root/meson-logs/meson-log.txt" | tail -1 | awk '{print $NF}')
+    cd "$work"  # away from the source tree, so only the installed package can be imported
+    run env PYTHONPATH="$site" "${interpreter:-python3}" -c '
+import fftconv, sys
+assert fftconv.__file__.startswith(sys.argv[1]), fftconv.__file__
+plan = fftconv.plan((2, 3, 40, 36), (8, 3, 5, 5))
+print("installed", fftconv.__file__, "->", plan)
+assert plan.tile_extent >= 5
+' "$site"
+    ;;
 *)
-    fail "unknown mode '$mode' (pkg-config, cmake, meson-debug)"
+    fail "unknown mode '$mode' (pkg-config, cmake, meson-debug, python)"
     ;;
 esac
 echo "consumer $mode: ok"
