@@ -5,6 +5,7 @@
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/engine.hpp"
+#include "fftconv/detail/spectral_gemm.hpp"
 #include "fftconv/detail/tiling.hpp"
 
 namespace fftconv::detail {
@@ -287,6 +288,18 @@ void multiply_spectra(engine& e, const problem& p, const tiling& t, const filter
                 static_cast<cuDoubleComplex*>(b.output_spectrum) + first * t.gemm_rows + f0 * t.output_bin_stride,
                 rows, t.output_bin_stride, count));
         } else {
+            // Our split-TF32 tensor-core kernel where it measured faster than
+            // cuBLAS's FP32 CGEMM (and more accurate: spectral_gemm.hpp).
+            const spectral_gemm_args args{
+                static_cast<const float2*>(b.input_spectrum) + f0 * t.input_bin_stride,
+                static_cast<const float2*>(filter.data) + filter.column_offset + f0 * filter.bin_stride,
+                static_cast<float2*>(b.output_spectrum) + f0 * t.output_bin_stride,
+                t.gemm_rows, p.in_channels, filter.ld, first, last, count,
+                t.input_bin_stride, filter.bin_stride, t.output_bin_stride};
+            if (spectral_gemm_pays(args)) {
+                spectral_gemm(args, e.stream());
+                continue;
+            }
             const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
             FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
                 e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), int(p.in_channels), &one,
