@@ -10,6 +10,9 @@
 # FFTCONV_BUILD_DIR picks the build directory (default build/),
 # FFTCONV_GPU_ARCH the compute capabilities (default: meson_options.txt's).
 # FFTCONV_NO_INSTALL=1 installs nothing (machines without a package mirror).
+# FFTCONV_DEB_DIR=DIR: header-only packages carried there as .deb files
+# (apt-get download libcli11-dev nlohmann-json3-dev ...) are unpacked beside
+# the build directory and put on CPATH, for machines without a mirror.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="${FFTCONV_BUILD_DIR:-$root/build}"
@@ -19,6 +22,15 @@ if ! command -v nvcc >/dev/null 2>&1; then
     echo "fftconv: nvcc not found on PATH or in /usr/local/cuda/bin." >&2
     echo "fftconv needs the CUDA Toolkit (12 or newer, with cuFFT and cuBLAS) installed first." >&2
     exit 1
+fi
+
+if [ -n "${FFTCONV_DEB_DIR:-}" ]; then
+    unpacked="$build-debs"
+    for deb in "$FFTCONV_DEB_DIR"/*.deb; do
+        [ -f "$deb" ] || { echo "fftconv: FFTCONV_DEB_DIR=$FFTCONV_DEB_DIR holds no .deb files" >&2; exit 1; }
+        dpkg -x "$deb" "$unpacked"
+    done
+    export CPATH="$unpacked/usr/include${CPATH:+:$CPATH}"
 fi
 
 required=()
@@ -42,6 +54,12 @@ if [ -x /usr/bin/python3 ]; then
 fi
 [ -f /usr/include/pybind11/pybind11.h ] || wanted+=(pybind11-dev)
 [ -f /usr/include/dlpack/dlpack.h ] || wanted+=(libdlpack-dev)
+# `pip install --no-build-isolation .` (README: Python) builds with these.
+command -v patchelf >/dev/null 2>&1 || wanted+=(patchelf)
+if [ -x /usr/bin/python3 ]; then
+    /usr/bin/python3 -c 'import mesonpy' 2>/dev/null || wanted+=(python3-mesonpy)
+    /usr/bin/python3 -m pip --version >/dev/null 2>&1 || wanted+=(python3-pip)
+fi
 
 installed_now=0
 missing=("${required[@]}" "${wanted[@]}")

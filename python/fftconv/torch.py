@@ -29,6 +29,13 @@ def _warn_once(reason):
                       RuntimeWarning, stacklevel=3)
 
 
+def _autocast_enabled():
+    try:
+        return torch.is_autocast_enabled("cuda")  # PyTorch >= 2.4; the plain call is deprecated there
+    except TypeError:
+        return torch.is_autocast_enabled()
+
+
 class _Conv2dFunction(torch.autograd.Function):
     """y = conv2d(x, w) by fftconv; gradients by torch.nn.grad."""
 
@@ -71,7 +78,7 @@ class Conv2d(nn.Conv2d):
             return f"input on {input.device}, weight on {self.weight.device}"
         if input.dtype != torch.float32 or self.weight.dtype != torch.float32:
             return f"dtype {input.dtype}/{self.weight.dtype} (fftconv: float32)"
-        if torch.is_autocast_enabled():
+        if _autocast_enabled():
             return "autocast is enabled (fftconv computes in float32)"
         return None
 

@@ -97,12 +97,14 @@ PYBIND11_MODULE(_native, m) {
 
     // fftconv::error -> fftconv._errors.error_class(status)(message, status, code)
     py::object errors = py::module_::import("fftconv._errors");
-    static py::object error_factory = errors.attr("from_native");  // lives as long as the module
+    // Never destroyed: a static py::object would be released after the
+    // interpreter is gone.
+    static auto* error_factory = new py::object(errors.attr("from_native"));
     py::register_exception_translator([](std::exception_ptr thrown) {
         try {
             if (thrown) std::rethrow_exception(thrown);
         } catch (const error& e) {
-            py::object instance = error_factory(e.what(), to_string(e.code()), int(e.code()));
+            py::object instance = (*error_factory)(e.what(), to_string(e.code()), int(e.code()));
             PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(instance.ptr())), instance.ptr());
         }
     });
