@@ -649,7 +649,11 @@ void launch_frags(const spectral_gemm_args& a, cudaStream_t stream, int frags_m,
 //    64    8   2112     20.9 / 20.5     41.8 / 35.6     slower: K = 8 is one k-step
 //     7    3    100      5.7 / 5.1       5.7 / 5.9      slower: launch-bound
 // Hence: at least 32 rows and 16 input channels.
-bool spectral_gemm_pays(const spectral_gemm_args& a) { return a.rows >= 32 && a.in_channels >= 16; }
+bool spectral_gemm_pays(const spectral_gemm_args& a) {
+    // Ranges of 32 channels or fewer: the 64-channel CTA computes half
+    // padding there and measured slower than cuBLAS (90 vs 76 us, C64 halves).
+    return a.rows >= 32 && a.in_channels >= 16 && a.last_out - a.first_out > 32;
+}
 
 void spectral_gemm(const spectral_gemm_args& a, cudaStream_t stream) {
     using namespace spectral_gemm_impl;
@@ -660,24 +664,21 @@ void spectral_gemm(const spectral_gemm_args& a, cudaStream_t stream) {
         a.out_channels > (std::int64_t{1} << 30))
         throw_invalid("spectral_gemm: arguments out of range");
     if (a.bins == 0 || a.first_out == a.last_out) return;
-    if (a.last_out - a.first_out <= 32) {
-        // Ranges of up to 32 channels (the halves of a 64-channel layer): a
-        // 2-warp CTA of 32 channels, so that no warp computes padding (the
-        // 64-channel CTA takes 90 / 159 us on the halves above, this one
-        // 57.6 / 91.9; 2 warps along the rows too: 64.4 / 105.4).
-        launch_frags<2, 1, 2, 4, 3>(a, stream, choose_frags_m(a.rows, 1, 7));
-    } else {
-        // 4 warps x 16 channels, 16-deep k tiles in 3 buffers; 2 CTAs per SM
-        // with up to 255 registers each. Measured (full ranges of the four
-        // leaderboard GEMMs, us): 46.8 / 80.5 / 291.4 / 324.4 here; 4
-        // buffers 46.4 / 81.8 / 301.7 / 328.2; 3 CTAs per SM at 168
-        // registers (which spills a little and leaves the compiler less room
-        // to overlap the mma chains) 49.0 / 78.4 / 309.6 / 338.0; 32-deep
-        // tiles in 2 buffers 52.4 / 76.1 / 299.7 / 333.2; one CTA per item
-        // instead of persistent CTAs 46.9 / 83.8 / 293.1 / 329.4 (at 2 CTAs
-        // per SM, 4 buffers).
-        launch_frags<4, 1, 2, 3, 2>(a, stream, choose_frags_m(a.rows, 1, 7));
-    }
+    // 4 warps x 16 channels, 16-deep k tiles in 3 buffers; 2 CTAs per SM
+    // with up to 255 registers each. Measured (full ranges of the four
+    // leaderboard GEMMs, us): 46.8 / 80.5 / 291.4 / 324.4 here; 4
+    // buffers 46.4 / 81.8 / 301.7 / 328.2; 3 CTAs per SM at 168
+    // registers (which spills a little and leaves the compiler less room
+    // to overlap the mma chains) 49.0 / 78.4 / 309.6 / 338.0; 32-deep
+    // tiles in 2 buffers 52.4 / 76.1 / 299.7 / 333.2; one CTA per item
+    // instead of persistent CTAs 46.9 / 83.8 / 293.1 / 329.4 (at 2 CTAs
+    // per SM, 4 buffers). A 2-warp, 32-channel variant for ranges of up to
+    // 32 channels (faster on the halves of a 64-channel layer: 57.6 / 91.9
+    // against 90 / 159) gave wrong output on the H200 for channels [32, 64)
+    // of 64, 50 rows, normal data (results/reliability-5bb6d0e), and was
+    // removed until that is understood; such ranges stay with cuBLAS
+    // (spectral_gemm_pays).
+    launch_frags<4, 1, 2, 3, 2>(a, stream, choose_frags_m(a.rows, 1, 7));
 }
 
 }  // namespace fftconv::detail
