@@ -648,7 +648,8 @@ void launch_frags(const spectral_gemm_args& a, cudaStream_t stream, int frags_m,
 //    25   64   2112     65.8 / 61.2     72.2 / 72.4     slower: 25 rows pad to 32
 //    64    8   2112     20.9 / 20.5     41.8 / 35.6     slower: K = 8 is one k-step
 //     7    3    100      5.7 / 5.1       5.7 / 5.9      slower: launch-bound
-// Hence: at least 32 rows and 16 input channels.
+// Hence: at least 32 rows and 16 input channels, and (since the "halves" of 64
+// channels ran on a 32-channel CTA variant no longer built) more than 32 channels.
 bool spectral_gemm_pays(const spectral_gemm_args& a) {
     // Ranges of 32 channels or fewer: the 64-channel CTA computes half
     // padding there and measured slower than cuBLAS (90 vs 76 us, C64 halves).
