@@ -24,6 +24,57 @@ inline void plain_conv(context& ctx, const problem& p, const float* x, const flo
     ctx.conv2d(p, x, w, y);
 }
 
+// A problem's tensors on the device: x and w drawn from `kind` (seeds from
+// `seed`), y poisoned with NaN (an unwritten output shows up as non-finite).
+struct conv_tensors {
+    reference::device_array<float> x, w, y;
+};
+
+inline conv_tensors make_conv_tensors(const problem& p, std::uint64_t seed,
+                                      reference::input_kind kind = reference::input_kind::normal,
+                                      cudaStream_t stream = nullptr) {
+    using namespace reference;
+    conv_tensors t{make_device_array<float>(p.input_elements()), make_device_array<float>(p.filter_elements()),
+                   make_device_array<float>(p.output_elements())};
+    fill_input(kind, t.x.data(), t.x.size, seed, stream);
+    fill_input(kind, t.w.data(), t.w.size, seed ^ 0x5deece66dull, stream);
+    fill_nan(t.y.data(), t.y.size, stream);
+    return t;
+}
+
+// A non-blocking stream for the test's lifetime.
+struct stream_holder {
+    cudaStream_t s = nullptr;
+    stream_holder() { FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+    ~stream_holder() { (void)cudaStreamDestroy(s); }
+    stream_holder(const stream_holder&) = delete;
+    stream_holder& operator=(const stream_holder&) = delete;
+};
+
+// What `enqueue` puts on `stream`, captured (global mode: an allocation or a
+// synchronization inside fails the capture) and instantiated.
+class captured_graph {
+public:
+    template <class F>
+    captured_graph(cudaStream_t stream, F&& enqueue) {
+        FFTCONV_CUDA_TRY(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+        enqueue();
+        FFTCONV_CUDA_TRY(cudaStreamEndCapture(stream, &graph_));
+        FFTCONV_CUDA_TRY(cudaGraphInstantiate(&exec_, graph_, 0));
+    }
+    ~captured_graph() {
+        (void)cudaGraphExecDestroy(exec_);
+        (void)cudaGraphDestroy(graph_);
+    }
+    captured_graph(const captured_graph&) = delete;
+    captured_graph& operator=(const captured_graph&) = delete;
+    void launch(cudaStream_t stream) const { FFTCONV_CUDA_TRY(cudaGraphLaunch(exec_, stream)); }
+
+private:
+    cudaGraph_t graph_ = nullptr;
+    cudaGraphExec_t exec_ = nullptr;
+};
+
 inline reference::accuracy worse(const reference::accuracy& a, const reference::accuracy& b) {
     reference::accuracy w = a;
     w.relative_l2 = std::max(a.relative_l2, b.relative_l2);
@@ -45,12 +96,7 @@ inline reference::accuracy check_conv_kind(context& ctx, const problem& p, std::
                                            reference::input_kind kind, const conv_runner& run = plain_conv,
                                            std::int64_t sample = 0) {
     using namespace reference;
-    auto x = make_device_array<float>(p.input_elements());
-    auto w = make_device_array<float>(p.filter_elements());
-    auto y = make_device_array<float>(p.output_elements());
-    fill_input(kind, x.data(), x.size, seed, ctx.stream());
-    fill_input(kind, w.data(), w.size, seed ^ 0x5deece66dull, ctx.stream());
-    fill_nan(y.data(), y.size, ctx.stream());
+    auto [x, w, y] = make_conv_tensors(p, seed, kind, ctx.stream());
     run(ctx, p, x.data(), w.data(), y.data());
     std::vector<float> got;
     std::vector<double> exact;

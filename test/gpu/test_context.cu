@@ -13,11 +13,6 @@ using namespace fftconv;
 
 namespace {
 
-struct stream_holder {
-    cudaStream_t s = nullptr;
-    stream_holder() { FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-    ~stream_holder() { (void)cudaStreamDestroy(s); }
-};
 
 void filter_twice(context& ctx, const problem& p, const float* x, const float* w, float* y) {
     const filter_spectrum spectrum = ctx.transform_filter(p, w);
@@ -64,7 +59,7 @@ TEST_CASE("a filter spectrum refuses a problem it was not made for") {
 }
 
 TEST_CASE("work runs on the context's stream, and can move to another") {
-    stream_holder a, b;
+    testing::stream_holder a, b;
     context ctx(a.s);
     CHECK(ctx.stream() == a.s);
     testing::check_conv(ctx, problem{2, 64, 64, 128, 128, 16}, 5);
@@ -74,7 +69,7 @@ TEST_CASE("work runs on the context's stream, and can move to another") {
 }
 
 TEST_CASE("after reserve, calls are captured in a CUDA graph and replay correctly") {
-    stream_holder s;
+    testing::stream_holder s;
     context ctx(s.s);
     const problem p{2, 128, 128, 120, 130, 16};
     ctx.reserve(p);
@@ -86,19 +81,13 @@ TEST_CASE("after reserve, calls are captured in a CUDA graph and replay correctl
     auto y = reference::make_device_array<float>(p.output_elements());
     auto exact = reference::make_device_array<double>(p.output_elements());
 
-    // Global capture mode: any allocation or synchronization inside fails the capture.
-    cudaGraph_t graph = nullptr;
-    FFTCONV_CUDA_TRY(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal));
-    ctx.conv2d(p, x.data(), w.data(), y.data());
-    FFTCONV_CUDA_TRY(cudaStreamEndCapture(s.s, &graph));
-    cudaGraphExec_t exec = nullptr;
-    FFTCONV_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));
+    const testing::captured_graph graph(s.s, [&] { ctx.conv2d(p, x.data(), w.data(), y.data()); });
 
     for (std::uint64_t round = 0; round < 3; ++round) {  // fresh inputs each replay
         reference::fill_normal(x.data(), x.size, 100 + round, s.s);
         reference::fill_normal(w.data(), w.size, 200 + round, s.s);
         reference::fill_nan(y.data(), y.size, s.s);
-        FFTCONV_CUDA_TRY(cudaGraphLaunch(exec, s.s));
+        graph.launch(s.s);
         reference::direct_conv_gpu(p, x.data(), w.data(), exact.data(), s.s);
         FFTCONV_CUDA_TRY(cudaStreamSynchronize(s.s));
         const auto a = reference::compare(reference::to_host(y.data(), y.size),
@@ -107,8 +96,6 @@ TEST_CASE("after reserve, calls are captured in a CUDA graph and replay correctl
         CHECK(a.passes());
     }
     CHECK(ctx.engine().workspace_capacity() == capacity);
-    (void)cudaGraphExecDestroy(exec);
-    (void)cudaGraphDestroy(graph);
 }
 
 TEST_CASE("the workspace grows to the largest problem and then stays") {

@@ -17,11 +17,6 @@ using namespace fftconv;
 
 namespace {
 
-struct stream_holder {
-    cudaStream_t s = nullptr;
-    stream_holder() { FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-    ~stream_holder() { (void)cudaStreamDestroy(s); }
-};
 
 std::size_t free_device_bytes() {
     std::size_t free_bytes = 0, total = 0;
@@ -121,12 +116,7 @@ TEST_CASE("a limit below the smallest pass is out_of_memory with the byte counts
     context ctx;
     const problem p{2, 8, 8, 64, 64, 9};
     ctx.set_workspace_limit(1000);
-    auto x = reference::make_device_array<float>(p.input_elements());
-    auto w = reference::make_device_array<float>(p.filter_elements());
-    auto y = reference::make_device_array<float>(p.output_elements());
-    reference::fill_normal(x.data(), x.size, 1, nullptr);
-    reference::fill_normal(w.data(), w.size, 2, nullptr);
-    reference::fill_nan(y.data(), y.size, nullptr);
+    auto [x, w, y] = testing::make_conv_tensors(p, 1);
     FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
     const auto before = reference::to_host(y.data(), y.size);
     expect_error([&] { ctx.conv2d(p, x.data(), w.data(), y.data()); }, status::out_of_memory,
@@ -210,11 +200,7 @@ TEST_CASE("a NaN in the filter of one output channel reaches that channel and at
     for (int forced : {0, 24}) {
         context ctx;
         ctx.force_tile_extent(forced);
-        auto x = reference::make_device_array<float>(p.input_elements());
-        auto w = reference::make_device_array<float>(p.filter_elements());
-        auto y = reference::make_device_array<float>(p.output_elements());
-        reference::fill_normal(x.data(), x.size, 71, nullptr);
-        reference::fill_normal(w.data(), w.size, 72, nullptr);
+        auto [x, w, y] = testing::make_conv_tensors(p, 71);
         const float bad = NAN;
         const std::int64_t channel = 2;  // w[2, 1, 3, 0]
         FFTCONV_CUDA_TRY(cudaMemcpy(w.data() + ((channel * p.in_channels + 1) * 4 + 3) * 4, &bad, sizeof(float),
@@ -241,7 +227,7 @@ TEST_CASE("a NaN in the filter of one output channel reaches that channel and at
 TEST_CASE("set_stream with work in flight: every call identical to a serial run, no sync between") {
     const problem p{8, 128, 128, 512, 512, 16};
     constexpr int calls = 10;
-    stream_holder a, b;
+    testing::stream_holder a, b;
     std::vector<reference::device_array<float>> xs, ys, serial;
     auto w = reference::make_device_array<float>(p.filter_elements());
     reference::fill_normal(w.data(), w.size, 80, nullptr);
@@ -273,7 +259,7 @@ TEST_CASE("set_stream with work in flight: every call identical to a serial run,
 }
 
 TEST_CASE("a captured graph stays valid after later calls grow the workspace") {
-    stream_holder s;
+    testing::stream_holder s;
     context ctx(s.s);
     const problem small{2, 16, 16, 60, 70, 9};
     const problem large{2, 64, 64, 300, 300, 16};
@@ -282,12 +268,7 @@ TEST_CASE("a captured graph stays valid after later calls grow the workspace") {
     auto w = reference::make_device_array<float>(small.filter_elements());
     auto y = reference::make_device_array<float>(small.output_elements());
     auto exact = reference::make_device_array<double>(small.output_elements());
-    cudaGraph_t graph = nullptr;
-    FFTCONV_CUDA_TRY(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal));
-    ctx.conv2d(small, x.data(), w.data(), y.data());
-    FFTCONV_CUDA_TRY(cudaStreamEndCapture(s.s, &graph));
-    cudaGraphExec_t exec = nullptr;
-    FFTCONV_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));
+    const testing::captured_graph graph(s.s, [&] { ctx.conv2d(small, x.data(), w.data(), y.data()); });
 
     const std::size_t before = ctx.engine().workspace_capacity();
     testing::check_conv(ctx, large, 90);  // grows the workspace
@@ -296,17 +277,15 @@ TEST_CASE("a captured graph stays valid after later calls grow the workspace") {
     reference::fill_uniform(x.data(), x.size, 91, s.s);
     reference::fill_normal(w.data(), w.size, 92, s.s);
     reference::fill_nan(y.data(), y.size, s.s);
-    FFTCONV_CUDA_TRY(cudaGraphLaunch(exec, s.s));
+    graph.launch(s.s);
     reference::direct_conv_gpu(small, x.data(), w.data(), exact.data(), s.s);
     FFTCONV_CUDA_TRY(cudaStreamSynchronize(s.s));
     testing::check_bar(reference::compare(reference::to_host(y.data(), y.size),
                                           reference::to_host(exact.data(), exact.size)));
-    (void)cudaGraphExecDestroy(exec);
-    (void)cudaGraphDestroy(graph);
 }
 
 TEST_CASE("a call that would allocate during capture is refused, and allocates nothing") {
-    stream_holder s;
+    testing::stream_holder s;
     context ctx(s.s);
     const problem p{1, 8, 8, 50, 50, 5};
     auto x = reference::make_device_array<float>(p.input_elements());
@@ -332,12 +311,7 @@ TEST_CASE("a call that would allocate during capture is refused, and allocates n
 TEST_CASE("host, page-locked and too small buffers are named before anything runs") {
     context ctx;
     const problem p{1, 3, 3, 20, 20, 3};
-    auto x = reference::make_device_array<float>(p.input_elements());
-    auto w = reference::make_device_array<float>(p.filter_elements());
-    auto y = reference::make_device_array<float>(p.output_elements());
-    reference::fill_normal(x.data(), x.size, 1, nullptr);
-    reference::fill_normal(w.data(), w.size, 2, nullptr);
-    reference::fill_nan(y.data(), y.size, nullptr);
+    auto [x, w, y] = testing::make_conv_tensors(p, 1);
     FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
     const auto before = reference::to_host(y.data(), y.size);
 
