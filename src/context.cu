@@ -8,7 +8,7 @@
 #include "fftconv/detail/pipeline.cuh"
 #include "fftconv/detail/pointer_check.hpp"
 
-#define FFTCONV_STRINGIFY_(x) #x
+#define FFTCONV_STRINGIFY_(...) #__VA_ARGS__  // __CUDA_ARCH_LIST__ holds commas (800,900)
 #define FFTCONV_STRINGIFY(x) FFTCONV_STRINGIFY_(x)
 
 namespace fftconv {

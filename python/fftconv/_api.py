@@ -86,6 +86,12 @@ def conv2d(x, w, out=None, *, stream=None):
     problem = problem_for(input_shape, filter_shape)
     framework = frameworks.framework_of(x)
     device = frameworks.cuda_device(x, "x")
+    # Every tensor on x's device, named before anything is exported (a CPU
+    # tensor's exporter must not be given a CUDA stream).
+    for tensor, name in ((None if spectrum else w, "w"), (out, "out")):
+        if tensor is not None and frameworks.cuda_device(tensor, name) != device:
+            raise invalid_argument(f"{name} is on CUDA device {frameworks.cuda_device(tensor, name)}, "
+                                   f"x on device {device}")
     _native.require_device(device)
     handle = _resolve_stream(stream, framework, device)
 
