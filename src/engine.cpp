@@ -52,7 +52,6 @@ device_buffer allocate_device(std::size_t bytes, const char* what) {
 
 engine::engine(cudaStream_t stream) : stream_(stream) {
     FFTCONV_CUDA_TRY(cudaGetDevice(&device_));
-    begin_call();  // the device is current by definition; a pending error is refused
     cublasHandle_t h = nullptr;
     FFTCONV_CUBLAS_TRY(cublasCreate(&h));
     blas_.reset(h);
