@@ -1,7 +1,7 @@
 // reference/leaderboard.hpp — the leaderboard shapes the project is measured
-// on (shared/leaderboard.json of the design brief: inputs randn, Cout = Cin =
-// channels, square images and kernels). The seeds are the leaderboard
-// generator's; our own device generator takes them as its seed.
+// on: 5 benchmark and 5 test shapes, inputs randn, Cout = Cin = channels,
+// square images and kernels. The seeds are the leaderboard generator's; our
+// own device generator takes them as its seed.
 #pragma once
 
 #include <array>
