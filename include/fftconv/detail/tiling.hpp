@@ -137,8 +137,7 @@ constexpr tiling make_tiling(const problem& p, tile_shape s, bool holds_filter =
 // How a problem is split into passes, each of which fits the workspace
 // limit: `batch` samples at a time first; when one sample is too large, a
 // band of `tile_rows` rows of tiles; when one row of tiles is still too large,
-// `out_channels` output channels at a time (an even count, so the fused
-// transforms' channel pairs never straddle two passes). One pass covering the
+// `out_channels` output channels at a time. One pass covering the
 // whole problem is the common case.
 struct pass_shape {
     std::int64_t batch;
