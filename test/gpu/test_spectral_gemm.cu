@@ -1,4 +1,4 @@
-// The split-TF32 spectral GEMM (src/spectral_gemm.cu) against an exact
+// The split-TF32 spectral GEMM (detail/spectral_gemm.cuh) against an exact
 // float64 product of the same per-bin complex GEMM, and against cuBLAS's FP32
 // CGEMM on the same data: it must be at least as accurate as cuBLAS (or within
 // 3e-7 relative L2, where cuBLAS is near exact because K is tiny), on
@@ -8,6 +8,8 @@
 // channels 1..128, output-channel ranges that start and end off any block
 // edge, odd and padded bin strides, a base pointer off 16-byte alignment.
 // Every output element outside the computed range must be left untouched.
+// The compile-time channel counts (spectral_gemm_static<C>) must give the
+// library's dynamic spectral_gemm bit for bit.
 #include "doctest.hpp"
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -22,6 +25,7 @@
 #include <cuda_runtime_api.h>
 
 #include "fftconv/detail/check.hpp"
+#include "fftconv/detail/spectral_gemm.cuh"
 #include "fftconv/detail/spectral_gemm.hpp"
 #include "fftconv/status.hpp"
 
@@ -119,63 +123,80 @@ void cublas_fp32(cublasHandle_t blas, const spectral_gemm_args& a, cudaStream_t 
         int(a.bins)));
 }
 
-void run_case(const gemm_case& g, bool positive, std::uint64_t seed, cublasHandle_t blas, cudaStream_t stream) {
+// One case's data on the host and the device, its float64 reference, and a
+// way to run a GEMM on it from a poisoned output.
+struct prepared_case {
+    gemm_case g;
+    bool positive;
     spectral_gemm_args a{};
-    a.rows = g.rows;
-    a.in_channels = g.in_channels;
-    a.out_channels = g.out_channels;
-    a.first_out = g.first_out;
-    a.last_out = g.last_out;
-    a.bins = g.bins;
-    a.input_bin_stride = g.in_channels * g.rows + g.stride_pad;
-    a.filter_bin_stride = g.in_channels * g.out_channels + g.stride_pad;
-    a.output_bin_stride = g.out_channels * g.rows + g.stride_pad;
-
-    const std::size_t input_count = std::size_t(g.bins * a.input_bin_stride);
-    const std::size_t filter_count = std::size_t(g.bins * a.filter_bin_stride);
-    const std::size_t output_count = std::size_t(g.bins * a.output_bin_stride);
-
-    std::mt19937_64 rng(seed);
-    std::normal_distribution<float> normal(0.0f, 1.0f);
-    std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
-    auto draw = [&] { return positive ? uniform(rng) : normal(rng); };
-    std::vector<std::complex<float>> x(input_count), w(filter_count);
-    for (auto& v : x) v = {draw(), draw()};
-    for (auto& v : w) v = {draw(), draw()};
-
-    device_buffer<std::complex<float>> x_device(input_count + g.base_offset), w_device(filter_count + g.base_offset),
-        y_device(output_count + g.base_offset);
-    FFTCONV_CUDA_TRY(cudaMemcpy(x_device.data + g.base_offset, x.data(), input_count * 8, cudaMemcpyHostToDevice));
-    FFTCONV_CUDA_TRY(cudaMemcpy(w_device.data + g.base_offset, w.data(), filter_count * 8, cudaMemcpyHostToDevice));
-    a.input = reinterpret_cast<const float2*>(x_device.data + g.base_offset);
-    a.filter = reinterpret_cast<const float2*>(w_device.data + g.base_offset);
-    a.output = reinterpret_cast<float2*>(y_device.data + g.base_offset);
-
+    std::vector<std::complex<float>> x, w, poison;
+    device_buffer<std::complex<float>> x_device, w_device, y_device;
     std::vector<std::complex<double>> exact;
     std::vector<double> magnitude;
-    reference(g, a, x, w, exact, magnitude);
 
-    const std::vector<std::complex<float>> poison(output_count, {sentinel, sentinel});
-    auto produce = [&](auto&& run) {
-        FFTCONV_CUDA_TRY(cudaMemcpy(y_device.data + g.base_offset, poison.data(), output_count * 8, cudaMemcpyHostToDevice));
+    static spectral_gemm_args layout_of(const gemm_case& g) {
+        spectral_gemm_args a{};
+        a.rows = g.rows;
+        a.in_channels = g.in_channels;
+        a.out_channels = g.out_channels;
+        a.first_out = g.first_out;
+        a.last_out = g.last_out;
+        a.bins = g.bins;
+        a.input_bin_stride = g.in_channels * g.rows + g.stride_pad;
+        a.filter_bin_stride = g.in_channels * g.out_channels + g.stride_pad;
+        a.output_bin_stride = g.out_channels * g.rows + g.stride_pad;
+        return a;
+    }
+    std::size_t input_count() const { return std::size_t(g.bins * a.input_bin_stride); }
+    std::size_t filter_count() const { return std::size_t(g.bins * a.filter_bin_stride); }
+    std::size_t output_count() const { return std::size_t(g.bins * a.output_bin_stride); }
+
+    prepared_case(const gemm_case& g_, bool positive_, std::uint64_t seed)
+        : g(g_), positive(positive_), a(layout_of(g_)), x(input_count()), w(filter_count()),
+          poison(output_count(), {sentinel, sentinel}), x_device(input_count() + g.base_offset),
+          w_device(filter_count() + g.base_offset), y_device(output_count() + g.base_offset) {
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<float> normal(0.0f, 1.0f);
+        std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+        auto draw = [&] { return positive ? uniform(rng) : normal(rng); };
+        for (auto& v : x) v = {draw(), draw()};
+        for (auto& v : w) v = {draw(), draw()};
+        FFTCONV_CUDA_TRY(cudaMemcpy(x_device.data + g.base_offset, x.data(), x.size() * 8, cudaMemcpyHostToDevice));
+        FFTCONV_CUDA_TRY(cudaMemcpy(w_device.data + g.base_offset, w.data(), w.size() * 8, cudaMemcpyHostToDevice));
+        a.input = reinterpret_cast<const float2*>(x_device.data + g.base_offset);
+        a.filter = reinterpret_cast<const float2*>(w_device.data + g.base_offset);
+        a.output = reinterpret_cast<float2*>(y_device.data + g.base_offset);
+        reference(g, a, x, w, exact, magnitude);
+    }
+
+    // The whole output buffer (computed range and untouched elements) after
+    // `run` on a poisoned output.
+    template <class Run>
+    std::vector<std::complex<float>> produce(Run&& run, cudaStream_t stream) {
+        FFTCONV_CUDA_TRY(cudaMemcpy(y_device.data + g.base_offset, poison.data(), poison.size() * 8,
+                                    cudaMemcpyHostToDevice));
         run();
         FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
-        std::vector<std::complex<float>> y(output_count);
-        FFTCONV_CUDA_TRY(cudaMemcpy(y.data(), y_device.data + g.base_offset, output_count * 8, cudaMemcpyDeviceToHost));
-        return compare(g, a, y, exact, magnitude);
-    };
-    const error_stats ours = produce([&] { fftconv::detail::spectral_gemm(a, stream); });
-    const error_stats blas_stats = produce([&] { cublas_fp32(blas, a, stream); });
+        std::vector<std::complex<float>> y(poison.size());
+        FFTCONV_CUDA_TRY(cudaMemcpy(y.data(), y_device.data + g.base_offset, y.size() * 8, cudaMemcpyDeviceToHost));
+        return y;
+    }
+    error_stats stats(const std::vector<std::complex<float>>& y) const { return compare(g, a, y, exact, magnitude); }
+};
 
-    INFO("rows=", g.rows, " in=", g.in_channels, " out=", g.out_channels, " range=[", g.first_out, ",", g.last_out,
-         ") bins=", g.bins, " pad=", g.stride_pad, " offset=", g.base_offset, positive ? " positive" : " normal",
-         " rel_l2=", ours.relative_l2, " (cuBLAS ", blas_stats.relative_l2, ") worst/bound=",
-         ours.worst_bound_fraction, " (cuBLAS ", blas_stats.worst_bound_fraction, ")");
-    std::printf("spectral_gemm rows=%-3lld in=%-3lld out=%-3lld [%lld,%lld) %s: rel_l2 %.3g (cuBLAS %.3g), "
+// The float64 checks of one output of ours, against cuBLAS's on the same data.
+void check_against_float64(const prepared_case& p, const error_stats& ours, const error_stats& blas_stats,
+                           const char* what) {
+    const gemm_case& g = p.g;
+    INFO(what, " rows=", g.rows, " in=", g.in_channels, " out=", g.out_channels, " range=[", g.first_out, ",",
+         g.last_out, ") bins=", g.bins, " pad=", g.stride_pad, " offset=", g.base_offset,
+         p.positive ? " positive" : " normal", " rel_l2=", ours.relative_l2, " (cuBLAS ", blas_stats.relative_l2,
+         ") worst/bound=", ours.worst_bound_fraction, " (cuBLAS ", blas_stats.worst_bound_fraction, ")");
+    std::printf("%s rows=%-3lld in=%-3lld out=%-3lld [%lld,%lld) %s: rel_l2 %.3g (cuBLAS %.3g), "
                 "worst |err|/(1e-6 sum|x||w|) %.3g (cuBLAS %.3g)\n",
-                (long long)g.rows, (long long)g.in_channels, (long long)g.out_channels, (long long)g.first_out,
-                (long long)g.last_out, positive ? "positive" : "normal  ", ours.relative_l2, blas_stats.relative_l2,
-                ours.worst_bound_fraction, blas_stats.worst_bound_fraction);
+                what, (long long)g.rows, (long long)g.in_channels, (long long)g.out_channels,
+                (long long)g.first_out, (long long)g.last_out, p.positive ? "positive" : "normal  ",
+                ours.relative_l2, blas_stats.relative_l2, ours.worst_bound_fraction, blas_stats.worst_bound_fraction);
     CHECK(ours.untouched_changed == 0);
     CHECK(ours.non_finite == 0);
     CHECK(ours.relative_l2 <= std::max(blas_stats.relative_l2, 3e-7));
@@ -183,6 +204,40 @@ void run_case(const gemm_case& g, bool positive, std::uint64_t seed, cublasHandl
     // arithmetic meets with room (2^-21 per split product plus FP32 adds),
     // and that a wrong element, a lost k-step or a product added twice breaks.
     CHECK(ours.worst_bound_fraction <= 1.0);
+}
+
+void run_case(const gemm_case& g, bool positive, std::uint64_t seed, cublasHandle_t blas, cudaStream_t stream) {
+    prepared_case p(g, positive, seed);
+    const error_stats ours = p.stats(p.produce([&] { fftconv::detail::spectral_gemm(p.a, stream); }, stream));
+    const error_stats blas_stats = p.stats(p.produce([&] { cublas_fp32(blas, p.a, stream); }, stream));
+    check_against_float64(p, ours, blas_stats, "spectral_gemm");
+}
+
+// spectral_gemm_static<C> for the channel counts it is instantiated for here.
+void run_static(const spectral_gemm_args& a, cudaStream_t stream) {
+    switch (a.in_channels) {
+        case 64: return fftconv::detail::spectral_gemm_static<64>(a, stream);
+        case 128: return fftconv::detail::spectral_gemm_static<128>(a, stream);
+        default: FAIL("no static instantiation for in_channels = ", a.in_channels);
+    }
+}
+
+// The static instantiation against the library's dynamic one on the same
+// data: the same bytes everywhere in the output buffer (computed range and
+// untouched elements), and the float64 checks on the static output.
+void run_static_case(const gemm_case& g, bool positive, std::uint64_t seed, cublasHandle_t blas,
+                     cudaStream_t stream) {
+    prepared_case p(g, positive, seed);
+    const auto dynamic_y = p.produce([&] { fftconv::detail::spectral_gemm(p.a, stream); }, stream);
+    const auto static_y = p.produce([&] { run_static(p.a, stream); }, stream);
+    std::int64_t differing = 0;
+    for (std::size_t i = 0; i < dynamic_y.size(); ++i)
+        if (std::memcmp(&dynamic_y[i], &static_y[i], sizeof dynamic_y[i]) != 0) ++differing;
+    INFO("rows=", g.rows, " in=", g.in_channels, " out=", g.out_channels, " range=[", g.first_out, ",", g.last_out,
+         ") bins=", g.bins, " pad=", g.stride_pad, " offset=", g.base_offset, positive ? " positive" : " normal");
+    CHECK(differing == 0);
+    const error_stats blas_stats = p.stats(p.produce([&] { cublas_fp32(blas, p.a, stream); }, stream));
+    check_against_float64(p, p.stats(static_y), blas_stats, "spectral_gemm_static");
 }
 
 }  // namespace
@@ -226,6 +281,41 @@ TEST_CASE("spectral_gemm matches float64 at least as well as cuBLAS FP32, on awk
     FFTCONV_CUDA_TRY(cudaStreamDestroy(stream));
 }
 
+TEST_CASE("spectral_gemm_static<64> and <128> give the dynamic spectral_gemm bit for bit") {
+    cudaStream_t stream = nullptr;
+    FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    cublasHandle_t blas = nullptr;
+    FFTCONV_CUBLAS_TRY(cublasCreate(&blas));
+    FFTCONV_CUBLAS_TRY(cublasSetMathMode(blas, CUBLAS_DEFAULT_MATH));
+
+    // rows, in, out, [first, last), bins, stride pad, base offset: every
+    // input copy path, both filter copy widths, 1..7 n-tiles per warp,
+    // full ranges, halves and ranges off the block edges.
+    const gemm_case cases[] = {
+        {50, 64, 64, 0, 64, 3, 2, 0},        // pairs, full range
+        {50, 64, 64, 0, 32, 3, 2, 0},        // halves
+        {50, 64, 64, 32, 64, 3, 2, 0},
+        {33, 64, 40, 0, 40, 3, 0, 0},        // shifted, a partial channel block
+        {100, 64, 64, 0, 64, 2, 4, 1},       // off 16-byte alignment (elements)
+        {196, 64, 64, 31, 64, 2, 2, 0},      // odd start (8-byte filter copies)
+        {1, 64, 17, 3, 14, 3, 1, 0},         // one row, odd bin stride
+        {225, 64, 128, 5, 101, 2, 1, 0},     // many rows, range off every block edge
+        {49, 128, 128, 0, 64, 3, 4, 0},      // odd rows, halves of 128 (shifted)
+        {49, 128, 128, 64, 128, 3, 2, 0},
+        {49, 128, 128, 0, 128, 2, 1, 0},     // odd bin stride (elements)
+        {50, 128, 128, 0, 128, 3, 0, 0},     // pairs, full range
+        {1, 128, 128, 0, 128, 2, 0, 0},      // one row
+        {7, 128, 3, 1, 2, 3, 1, 0},          // one output channel in the middle
+        {100, 128, 64, 0, 64, 2, 0, 1},      // off 16-byte alignment
+    };
+    std::uint64_t seed = 20270101;
+    for (const gemm_case& g : cases)
+        for (const bool positive : {false, true}) run_static_case(g, positive, ++seed, blas, stream);
+
+    FFTCONV_CUBLAS_TRY(cublasDestroy(blas));
+    FFTCONV_CUDA_TRY(cudaStreamDestroy(stream));
+}
+
 TEST_CASE("spectral_gemm rejects arguments out of range and does nothing for an empty range") {
     spectral_gemm_args a{};
     a.rows = 4;
@@ -244,4 +334,13 @@ TEST_CASE("spectral_gemm rejects arguments out of range and does nothing for an 
     a.filter_bin_stride = 6;
     a.first_out = a.last_out = 2;  // nothing to compute: no launch, no access
     CHECK_NOTHROW(fftconv::detail::spectral_gemm(a, nullptr));
+    // A static instantiation refuses another channel count, before anything else.
+    CHECK_THROWS_AS(fftconv::detail::spectral_gemm_static<64>(a, nullptr), fftconv::error);
+    a.in_channels = 64;
+    a.input_bin_stride = 256;
+    a.filter_bin_stride = 192;
+    CHECK_NOTHROW(fftconv::detail::spectral_gemm_static<64>(a, nullptr));
+    a.first_out = 0;
+    a.last_out = 4;  // beyond out_channels
+    CHECK_THROWS_AS(fftconv::detail::spectral_gemm_static<64>(a, nullptr), fftconv::error);
 }

@@ -16,12 +16,14 @@
 // cublasCgemmStridedBatched(N, C, rows, last_out - first_out, in_channels, ...)
 // in engine.cpp's multiply_spectra.
 //
-// How (src/spectral_gemm.cu): mma.sync TF32 with every FP32 operand split
-// into a TF32 "big" part and a TF32 "small" remainder (3 products: big*big,
-// big*small, small*big); each 8-deep k-step's products start from zero inside
-// the tensor core and are added to FP32 accumulators outside it, which keeps
-// the tensor core's truncating accumulation away from the long sums (its
-// error then measures below cuBLAS's FP32 CGEMM; see the test).
+// How (spectral_gemm.cuh: the kernel and its launch path, as templates;
+// src/spectral_gemm.cu defines the two functions below): mma.sync TF32 with
+// every FP32 operand split into a TF32 "big" part and a TF32 "small"
+// remainder (3 products: big*big, big*small, small*big); each 8-deep k-step's
+// products start from zero inside the tensor core and are added to FP32
+// accumulators outside it, which keeps the tensor core's truncating
+// accumulation away from the long sums (its error then measures below
+// cuBLAS's FP32 CGEMM; see the test).
 #pragma once
 
 #include <cstdint>
@@ -57,6 +59,8 @@ bool spectral_gemm_pays(const spectral_gemm_args& args);
 // used where the layout allows them). Throws fftconv::error (through
 // FFTCONV_CUDA_TRY / FFTCONV_CHECK_LAUNCH) on a launch failure and
 // throw_invalid on arguments out of range. Needs compute capability >= 8.0.
+// For a channel count fixed at compile time, spectral_gemm_static<C>
+// (spectral_gemm.cuh, from .cu files) computes the same, bit for bit.
 void spectral_gemm(const spectral_gemm_args& args, cudaStream_t stream);
 
 }  // namespace fftconv::detail
