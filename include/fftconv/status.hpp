@@ -1,11 +1,31 @@
 // fftconv/status.hpp — how fftconv reports failure.
 //
-// Every failing call throws fftconv::error. Its code() says which kind of
-// failure it was (the same codes the C ABI returns), what() names the field
-// or the library call and the value involved. A call that throws
-// invalid_argument or out_of_memory has enqueued nothing and not written y;
-// after a cuda_error, cufft_error or cublas_error raised by work already
-// enqueued, y may hold partial results (context.hpp, "Checks").
+// Every failure fftconv detects throws fftconv::error; what() names the field
+// or the library call and the value involved. (A failed host allocation
+// propagates as std::bad_alloc, which the C ABI returns as out_of_memory.)
+//
+// code() returns the status the error was constructed with, nothing more.
+// The library constructs them by cause, not by which library failed:
+//   invalid_argument  refused before any work: a problem field, pointer or
+//                     option out of range, a context used on another device,
+//                     a call that would plan or allocate during stream capture
+//   cuda_error        a CUDA runtime call failed; also a CUDA error left
+//                     pending by the caller's earlier work (named, not
+//                     cleared), or a device this build has no code for
+//   cufft_error       a cuFFT call failed
+//   cublas_error      a cuBLAS call failed
+//   out_of_memory     an allocation failed, whoever reported it:
+//                     cudaErrorMemoryAllocation, CUFFT_ALLOC_FAILED and
+//                     CUBLAS_STATUS_ALLOC_FAILED become out_of_memory, not
+//                     the library's own code (src/errors.cpp); also a
+//                     workspace limit below the problem's smallest pass
+// The library never throws success or internal_error; internal_error is what
+// the C ABI returns for an exception that is not a fftconv::error. The C ABI
+// returns code() unchanged (same numbers, fftconv.h).
+//
+// A call that throws invalid_argument or out_of_memory has enqueued nothing
+// and not written y; after a cuda_error, cufft_error or cublas_error raised by
+// work already enqueued, y may hold partial results (context.hpp, "Checks").
 #pragma once
 
 #include <stdexcept>
@@ -20,8 +40,8 @@ enum class status : int {
     cuda_error = 2,        // a CUDA runtime call failed
     cufft_error = 3,       // a cuFFT call failed
     cublas_error = 4,      // a cuBLAS call failed
-    out_of_memory = 5,     // a device allocation failed
-    internal_error = 6,    // anything else (a bug: please report it)
+    out_of_memory = 5,     // an allocation failed, or the workspace limit is below the smallest pass
+    internal_error = 6,    // C ABI only: any other exception (a bug: please report it)
 };
 
 // A short, stable name for a status ("invalid_argument", ...).
