@@ -31,7 +31,7 @@ int main() {
         const auto d = ctx.plan(p);
         std::printf("%s\n  path %s, tile %d, workspace %.1f MiB\n  relative L2 error %.3g, worst element %.3f of tolerance: %s\n",
                     fftconv::to_string(p).c_str(), fftconv::to_string(d.path),
-                    d.config.tile_extent, double(ctx.workspace_size(p)) / (1 << 20), a.relative_l2,
+                    d.geometry.tile_extent(), double(ctx.workspace_size(p)) / (1 << 20), a.relative_l2,
                     a.worst_fraction, a.passes() ? "pass" : "FAIL");
         return a.passes() ? 0 : 1;
     } catch (const fftconv::error& e) {

@@ -11,10 +11,9 @@ int main() {
                 "T", "To");
     for (const auto& s : fftconv::reference::leaderboard) {
         const fftconv::dispatch_decision d = fftconv::choose_dispatch(s.as_problem());
-        const fftconv::tile_shape shape{d.config.kernel_extent, d.config.tile_extent};
         std::printf("%-10s %5d %3d %4d %3d  %-9s %4d %5d\n", s.role, s.size, s.kernel_extent,
-                    s.channels, s.batch, fftconv::to_string(d.path), d.config.tile_extent,
-                    shape.out_tile());
+                    s.channels, s.batch, fftconv::to_string(d.path), d.geometry.tile_extent(),
+                    d.geometry.out_tile());
     }
     std::printf("%zu compiled configurations (kernel_extent, channels, tile_extent):\n",
                 fftconv::compiled_configs().size());

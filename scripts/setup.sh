@@ -3,7 +3,7 @@
 # installs the Debian packages that are missing, configures and builds.
 #
 # Required (the library and its tests): meson, ninja, cmake, pkg-config,
-# doctest, Boost.Hana. Wanted (each part is skipped with a message where its
+# doctest. Wanted (each part is skipped with a message where its
 # packages cannot be installed, e.g. on a machine without a package mirror):
 # the bench's CLI11 and nlohmann-json; the Python module's Python headers,
 # pybind11 and DLPack, and pytest and NumPy for its tests.
@@ -39,7 +39,6 @@ command -v ninja >/dev/null 2>&1 || required+=(ninja-build)
 command -v cmake >/dev/null 2>&1 || required+=(cmake)           # Meson finds doctest through CMake; the CMake consumer test
 command -v pkg-config >/dev/null 2>&1 || required+=(pkg-config)
 [ -f /usr/include/doctest/doctest.h ] || required+=(doctest-dev)
-[ -f /usr/include/boost/hana.hpp ] || required+=(libboost-dev)  # Boost.Hana (headers)
 
 wanted=()
 [ -f /usr/include/CLI/CLI.hpp ] || wanted+=(libcli11-dev)             # fftconv-bench's command line

@@ -1,5 +1,7 @@
-// src/context.cu — the context's entry points. Every compiled configuration
-// of dispatch_table.hpp is instantiated here, through with_geometry.
+// src/context.cu — the context's entry points. Each call finds its route
+// (dispatch_table.hpp): a specialization runs its own instantiation of the
+// pipeline; the generic path runs the one instantiated here, with runtime
+// geometry.
 #include <optional>
 #include <string>
 
@@ -7,6 +9,7 @@
 #include "fftconv/context.hpp"
 #include "fftconv/detail/pipeline.cuh"
 #include "fftconv/detail/pointer_check.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
 
 #define FFTCONV_STRINGIFY_(...) #__VA_ARGS__  // __CUDA_ARCH_LIST__ holds commas (800,900)
 #define FFTCONV_STRINGIFY(x) FFTCONV_STRINGIFY_(x)
@@ -71,31 +74,43 @@ std::size_t context::workspace_limit() const noexcept { return engine_->workspac
 
 void context::release() { engine_->release(); }
 
-dispatch_decision context::plan(const problem& p) const {
-    return choose_dispatch(p, engine_->forced_tile_extent);
+namespace {
+
+detail::route route_of(const detail::engine& e, const problem& p) {
+    return detail::find_route(e.registered, p, e.forced_tile_extent);
+}
+
+// Runs the call on its route: the specialization's pipeline, or the generic one.
+void run(detail::engine& e, const problem& p, const float* x, const detail::filter_input& filter, float* y) {
+    const detail::route r = route_of(e, p);
+    if (r.entry != nullptr) r.entry->run(e, p, x, filter, y);
+    else detail::run_pipeline(e, p, r.decision.geometry, x, filter, y);
+}
+
+}  // namespace
+
+dispatch_decision context::plan(const problem& p) const { return route_of(*engine_, p).decision; }
+
+void context::add_specialization(const specialization& s) {
+    if (s.run == nullptr || s.transform_filter == nullptr || s.kernels == nullptr)
+        detail::throw_invalid("fftconv: add_specialization: make the specialization with fftconv::specialize<Cfg>()");
+    engine_->registered.push_back(s);
 }
 
 std::size_t context::workspace_size(const problem& p) const {
-    std::size_t bytes = 0;
-    detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
-        bytes = detail::plan_passes(*engine_, p, detail::shape_of(geo), true).workspace;
-    });
-    return bytes;
+    const int tile_extent = route_of(*engine_, p).decision.geometry.tile_extent();
+    return detail::plan_passes(*engine_, p, tile_extent, true).workspace;
 }
 
 void context::reserve(const problem& p) {
     engine_->begin_call();
-    detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
-        (void)detail::prepare(*engine_, p, detail::shape_of(geo), true);
-    });
+    (void)detail::prepare(*engine_, p, route_of(*engine_, p).decision.geometry.tile_extent(), true);
 }
 
 void context::conv2d(const problem& p, const float* x, const float* w, float* y) {
     require_pointer(w, "w");
     detail::check_operands(*engine_, p, x, w, y);
-    detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
-        detail::run_pipeline(*engine_, p, geo, x, detail::filter_input{w, {}}, y);
-    });
+    run(*engine_, p, x, detail::filter_input{w, {}}, y);
 }
 
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
@@ -103,50 +118,37 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
     engine_->begin_call();
     validate(p);
     detail::require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), engine_->device(), "w");
-    std::optional<filter_spectrum> made;  // its shape is known inside the dispatch
-    detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
-        const tile_shape s = detail::shape_of(geo);
-        // Only the filter: one image tile per pass is all the layout needs.
-        problem filter_only = p;
-        filter_only.batch = 1;
-        filter_only.height = filter_only.width = p.kernel_extent;
-        const detail::tiling t = detail::make_tiling(p, s);
-        const detail::tiling layout = detail::make_tiling(filter_only, s);
-        made = filter_spectrum(p.in_channels, p.out_channels, s);
-        void* spectrum = made->data_.get();
-        const detail::pipeline_buffers b =
-            detail::carve(layout, engine_->workspace(detail::workspace_bytes(*engine_, filter_only, layout)));
-        detail::transform_filters(*engine_, p, geo, t, b, w, spectrum, engine_->stream());
-    });
-    return std::move(*made);
+    const detail::route r = route_of(*engine_, p);
+    filter_spectrum made(r.decision.geometry);
+    void* spectrum = made.data_.get();
+    if (r.entry != nullptr) r.entry->transform_filter(*engine_, p, w, spectrum);
+    else detail::transform_filter_spectrum(*engine_, p, r.decision.geometry, w, spectrum);
+    return made;
 }
 
 void context::conv2d(const problem& p, const float* x, const filter_spectrum& w, float* y) {
     require_pointer(w.data(), "the filter spectrum (moved from?)");
     detail::check_operands(*engine_, p, x, nullptr, y);
-    detail::with_geometry(p, engine_->forced_tile_extent, [&](const auto& geo) {
-        const tile_shape s = detail::shape_of(geo);
-        if (w.in_channels() != p.in_channels || w.out_channels() != p.out_channels ||
-            w.shape().kernel_extent != s.kernel_extent || w.shape().tile_extent != s.tile_extent)
-            detail::throw_invalid(
-                "fftconv: the filter spectrum was made for in_channels=" +
-                std::to_string(w.in_channels()) + " out_channels=" + std::to_string(w.out_channels()) +
-                " kernel_extent=" + std::to_string(w.shape().kernel_extent) +
-                " tile_extent=" + std::to_string(w.shape().tile_extent) + ", but problem " +
-                to_string(p) + " runs with tile_extent=" + std::to_string(s.tile_extent));
-        const detail::tiling t = detail::make_tiling(p, s);
-        const detail::filter_operand given{w.data(), 0, p.out_channels, t.filter_bin_stride};
-        detail::run_pipeline(*engine_, p, geo, x, detail::filter_input{nullptr, given}, y);
-    });
+    const tile_geometry<>& made_for = w.geometry();
+    const tile_geometry<> runs_with = route_of(*engine_, p).decision.geometry;
+    if (made_for != runs_with)
+        detail::throw_invalid(
+            "fftconv: the filter spectrum was made for in_channels=" + std::to_string(made_for.in_channels()) +
+            " out_channels=" + std::to_string(made_for.out_channels()) +
+            " kernel_extent=" + std::to_string(made_for.kernel_extent()) +
+            " tile_extent=" + std::to_string(made_for.tile_extent()) + ", but problem " + to_string(p) +
+            " runs with tile_extent=" + std::to_string(runs_with.tile_extent()));
+    const detail::workspace_layout t = detail::make_layout(p, runs_with.tile_extent());
+    const detail::filter_operand given{w.data(), 0, p.out_channels, t.filter_bin_stride};
+    run(*engine_, p, x, detail::filter_input{nullptr, given}, y);
 }
 
-filter_spectrum::filter_spectrum(std::int64_t in_channels, std::int64_t out_channels, tile_shape shape)
-    : in_channels_(in_channels), out_channels_(out_channels), shape_(shape),
-      data_(detail::allocate_device(bytes(), "a filter spectrum")) {}
+filter_spectrum::filter_spectrum(const tile_geometry<>& geometry)
+    : geometry_(geometry), data_(detail::allocate_device(bytes(), "a filter spectrum")) {}
 
 std::size_t filter_spectrum::bytes() const noexcept {
-    return detail::complex_bytes(shape_) * std::size_t(shape_.freq_bins()) *
-           std::size_t(detail::bin_stride(in_channels_ * out_channels_, shape_));
+    return geometry_.complex_bytes() * std::size_t(geometry_.freq_bins()) *
+           std::size_t(detail::bin_stride(geometry_.filter_matrix(), geometry_));
 }
 
 }  // namespace fftconv

@@ -1,12 +1,10 @@
-// src/engine.cpp — plans, workspace, streams and the spectral GEMM of a context.
+// src/engine.cpp — the resources of a context: cuFFT plans, workspace, streams.
 #include <algorithm>
 #include <climits>
 #include <string>
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/engine.hpp"
-#include "fftconv/detail/spectral_gemm.hpp"
-#include "fftconv/detail/tiling.hpp"
 
 namespace fftconv::detail {
 namespace {
@@ -106,7 +104,7 @@ void engine::set_stream(cudaStream_t stream) {
     stream_ = stream;
 }
 
-const fft_plan& engine::plan(const fft_plan_key& key) {
+const fft_plan& engine::cufft_plan(const fft_plan_key& key) {
     ++plan_uses_;
     if (auto it = plans_.find(key); it != plans_.end()) {
         it->second.last_use = plan_uses_;
@@ -223,92 +221,6 @@ side_branch::~side_branch() {
         (void)cudaEventDestroy(e);
     } else {
         (void)cudaStreamSynchronize(e_.side_stream());
-    }
-}
-
-// Each spectrum is written bin-major: transform n's bin f lands at f * batch + n,
-// so complex_stride = batch and complex_distance = 1.
-fft_plan_key filter_plan_key(const tiling& t) {
-    return {fft_direction::forward, double_intermediates(t.shape.tile_extent), t.shape.tile_extent,
-            t.filter_matrix, t.filter_matrix, 1};
-}
-
-fft_plan_key input_plan_key(const problem& p, const tiling& t) {
-    const std::int64_t batch = p.in_channels * t.gemm_rows;
-    return {fft_direction::forward, double_intermediates(t.shape.tile_extent), t.shape.tile_extent, batch, batch, 1};
-}
-
-fft_plan_key output_plan_key(const problem& p, const tiling& t) {
-    const std::int64_t batch = p.out_channels * t.gemm_rows;
-    return {fft_direction::inverse, double_intermediates(t.shape.tile_extent), t.shape.tile_extent, batch, batch, 1};
-}
-
-std::size_t workspace_bytes(engine& e, const problem& p, const tiling& t) {
-    if (t.fused) return t.fft_work_offset();
-    std::size_t fft_work = std::max(e.plan(input_plan_key(p, t)).work_bytes,
-                                    e.plan(output_plan_key(p, t)).work_bytes);
-    if (t.holds_filter) fft_work = std::max(fft_work, e.plan(filter_plan_key(t)).work_bytes);
-    return t.fft_work_offset() + align_up(fft_work);
-}
-
-pipeline_buffers carve(const tiling& t, void* workspace) {
-    auto* base = static_cast<char*>(workspace);
-    return pipeline_buffers{
-        base + t.real_offset(),
-        base + t.input_spectrum_offset(),
-        t.holds_filter ? base + t.filter_spectrum_offset() : nullptr,
-        base + t.output_spectrum_offset(),
-        base + t.fft_work_offset(),
-    };
-}
-
-void multiply_spectra(engine& e, const problem& p, const tiling& t, const filter_operand& filter,
-                      const pipeline_buffers& b, std::int64_t first, std::int64_t last) {
-    // Column-major per bin: input M x in (ld M); the filter spectrum is stored
-    // [in][ld], i.e. an ld x in matrix, and CUBLAS_OP_C turns it into the
-    // in x out conj(W) that cross-correlation needs, at no cost. Output
-    // channels [first, last) are rows first.. of that matrix and columns
-    // first.. of the output. The pass planner keeps M, in and ld below 2^31;
-    // the bin count (cuBLAS's int batch) can pass it for T > 65534, so bins
-    // go in chunks.
-    if (last <= first) return;
-    const int rows = int(t.gemm_rows);
-    const std::int64_t bins = t.shape.freq_bins();
-    const std::int64_t column = filter.column_offset + first;  // in the filter's rows
-    for (std::int64_t f0 = 0; f0 < bins; f0 += INT_MAX) {
-        const int count = int(std::min<std::int64_t>(bins - f0, INT_MAX));
-        if (double_intermediates(t.shape.tile_extent)) {
-            const cuDoubleComplex one{1.0, 0.0}, zero{0.0, 0.0};
-            FFTCONV_CUBLAS_TRY(cublasZgemmStridedBatched(
-                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), int(p.in_channels), &one,
-                static_cast<const cuDoubleComplex*>(b.input_spectrum) + f0 * t.input_bin_stride, rows,
-                t.input_bin_stride,
-                static_cast<const cuDoubleComplex*>(filter.data) + column + f0 * filter.bin_stride, int(filter.ld),
-                filter.bin_stride, &zero,
-                static_cast<cuDoubleComplex*>(b.output_spectrum) + first * t.gemm_rows + f0 * t.output_bin_stride,
-                rows, t.output_bin_stride, count));
-        } else {
-            // Our split-TF32 tensor-core kernel where it measured faster than
-            // cuBLAS's FP32 CGEMM (and more accurate: spectral_gemm.hpp).
-            const spectral_gemm_args args{
-                static_cast<const float2*>(b.input_spectrum) + f0 * t.input_bin_stride,
-                static_cast<const float2*>(filter.data) + filter.column_offset + f0 * filter.bin_stride,
-                static_cast<float2*>(b.output_spectrum) + f0 * t.output_bin_stride,
-                t.gemm_rows, p.in_channels, filter.ld, first, last, count,
-                t.input_bin_stride, filter.bin_stride, t.output_bin_stride};
-            if (spectral_gemm_pays(args)) {
-                spectral_gemm(args, e.stream());
-                continue;
-            }
-            const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
-            FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
-                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), int(p.in_channels), &one,
-                static_cast<const cuComplex*>(b.input_spectrum) + f0 * t.input_bin_stride, rows, t.input_bin_stride,
-                static_cast<const cuComplex*>(filter.data) + column + f0 * filter.bin_stride, int(filter.ld),
-                filter.bin_stride, &zero,
-                static_cast<cuComplex*>(b.output_spectrum) + first * t.gemm_rows + f0 * t.output_bin_stride, rows,
-                t.output_bin_stride, count));
-        }
     }
 }
 

@@ -1,5 +1,4 @@
-// src/tile_heuristic.cpp — the generic path's choice of tile extent, and the
-// dispatch decision.
+// src/tile_heuristic.cpp — the generic path's choice of tile extent.
 //
 // The cost model. Per call the pipeline (a) runs one complex GEMM per
 // frequency bin, 8 * bins * M * in * out real flops, and (b) moves the image,
@@ -21,9 +20,7 @@
 #include <limits>
 #include <vector>
 
-#include "dispatch_table.hpp"
-#include "fftconv/detail/check.hpp"
-#include "fftconv/detail/tiling.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
 #include "fftconv/dispatch.hpp"
 
 namespace fftconv {
@@ -51,10 +48,10 @@ std::int64_t next_friendly(std::int64_t n) {
     return *std::min_element(all.begin(), all.end());
 }
 
-double estimated_seconds(const problem& p, tile_shape s) {
-    const detail::tiling t = detail::make_tiling(p, s);
-    const double bins = s.freq_bins();
-    const double tile = s.tile_elements();
+double estimated_seconds(const problem& p, int tile_extent) {
+    const detail::workspace_layout t = detail::make_layout(p, tile_extent);
+    const double bins = double(t.geometry.freq_bins());
+    const double tile = double(t.geometry.tile_elements());
     const double rows = double(t.gemm_rows);
     const double in = double(p.in_channels);
     const double out = double(p.out_channels);
@@ -62,9 +59,9 @@ double estimated_seconds(const problem& p, tile_shape s) {
     const double spectrum_bytes = 8.0 * bins * (in * rows + out * rows + in * out);
     const double io_bytes =
         4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
-    if (t.fused)
+    if (t.geometry.fused())
         return flops / gemm_flops_per_second + (2.0 * spectrum_bytes + io_bytes) / fused_bytes_per_second;
-    // The cuFFT path works in double (tiling.hpp): twice the bytes, and the
+    // The cuFFT path works in double (tile_geometry::double_intermediates): twice the bytes, and the
     // complex double GEMM on the FP64 tensor cores at about the same rate.
     const double real_bytes = 4.0 * tile * (in * rows + out * rows + in * out);
     return flops / gemm_flops_per_second +
@@ -72,8 +69,6 @@ double estimated_seconds(const problem& p, tile_shape s) {
 }
 
 }  // namespace
-
-std::span<const tile_config> compiled_configs() noexcept { return detail::compiled_array; }
 
 int choose_tile_extent(const problem& p) {
     validate(p);
@@ -89,37 +84,13 @@ int choose_tile_extent(const problem& p) {
     std::int64_t best = smallest;
     double best_seconds = std::numeric_limits<double>::infinity();
     for (const std::int64_t t : fft_friendly_extents(smallest, largest)) {
-        const double seconds = estimated_seconds(p, tile_shape{int(k), int(t)});
+        const double seconds = estimated_seconds(p, int(t));
         if (seconds < best_seconds || (seconds == best_seconds && t < best)) {
             best_seconds = seconds;
             best = t;
         }
     }
     return int(best);
-}
-
-const char* to_string(path_kind k) noexcept {
-    switch (k) {
-        case path_kind::compiled: return "compiled";
-        case path_kind::generic: return "generic";
-    }
-    return "unknown";
-}
-
-namespace {
-template <tile_config Cfg>
-dispatch_decision decision_for(const tile_geometry<Cfg>&) {
-    return {path_kind::compiled, Cfg};
-}
-dispatch_decision decision_for(const runtime_geometry& g) {
-    return {path_kind::generic, tile_config{g.kernel_extent, 0, g.tile_extent}};
-}
-}  // namespace
-
-dispatch_decision choose_dispatch(const problem& p, int forced_tile_extent) {
-    dispatch_decision d;
-    detail::with_geometry(p, forced_tile_extent, [&](const auto& geo) { d = decision_for(geo); });
-    return d;
 }
 
 }  // namespace fftconv

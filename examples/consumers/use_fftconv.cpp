@@ -14,9 +14,9 @@ int main() {
                              .height = 40, .width = 36, .kernel_extent = 5};
     const fftconv::dispatch_decision d = fftconv::choose_dispatch(p);
     std::printf("plan for %s: %s path, tile extent %d\n", fftconv::to_string(p).c_str(),
-                fftconv::to_string(d.path), d.config.tile_extent);
-    if (d.config.tile_extent < p.kernel_extent) {
-        std::printf("FAIL: tile extent %d is smaller than the kernel %lld\n", d.config.tile_extent,
+                fftconv::to_string(d.path), d.geometry.tile_extent());
+    if (d.geometry.tile_extent() < p.kernel_extent) {
+        std::printf("FAIL: tile extent %d is smaller than the kernel %lld\n", d.geometry.tile_extent(),
                     static_cast<long long>(p.kernel_extent));
         ++failures;
     }

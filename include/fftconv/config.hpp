@@ -1,13 +1,28 @@
-// fftconv/config.hpp — a compile-time tile configuration and everything it fixes.
+// fftconv/config.hpp — the tile geometry: the one vocabulary for the numbers
+// that define an overlap-save convolution, each a compile-time constant or a
+// runtime value.
 //
-// A tile_config names the three numbers that make an overlap-save convolution
-// specialisable: the kernel extent, the channel count (in = out) and the FFT
-// tile extent. tile_geometry<Cfg> derives the rest as constants; a compiled
-// configuration is matched against a runtime problem by matches().
+// A tile_config names the three numbers a compiled configuration fixes: the
+// kernel extent K, the channel count C (in = out) and the FFT tile extent T.
+// tile_geometry<K, C, T> holds them, each either static (a template argument,
+// folded into every kernel that reads it) or dynamic_extent (a runtime value
+// stored in the object), and derives everything else from them once: the
+// output tile, the frequency columns and bins, the filter matrix. The generic
+// path runs tile_geometry<> (all dynamic); a compiled configuration runs
+// geometry_of<Cfg> (all static); the generic path's fused transforms run
+// tile_geometry<dynamic_extent, dynamic_extent, T> (only T static).
 #pragma once
 
 #include <compare>
+#include <cstddef>
 #include <cstdint>
+
+// Geometry is read on the host and in kernels alike.
+#ifdef __CUDACC__
+#define FFTCONV_HOST_DEVICE __host__ __device__
+#else
+#define FFTCONV_HOST_DEVICE
+#endif
 
 namespace fftconv {
 
@@ -20,74 +35,140 @@ struct tile_config {
     friend constexpr bool operator==(const tile_config&, const tile_config&) = default;
 };
 
-// Per-tile geometry shared by the compile-time and the runtime path. The
-// overlap-save algebra: a T x T tile convolved (circularly) with a K x K filter
-// has T - K + 1 outputs per side that no wrap-around touched.
+// The template argument that makes an extent a runtime value.
+inline constexpr int dynamic_extent = -1;
+
+// A list of extents, as a type (so kernels can iterate it at compile time).
+template <int... Extents>
+struct extent_list {
+    FFTCONV_HOST_DEVICE static constexpr bool contains(int extent) { return ((extent == Extents) || ...); }
+};
+
+// Tile extents with a fused transform (detail/fused_tile_fft.cuh: a T-point
+// row fits one thread's registers). Every other extent goes through cuFFT.
+using fused_tile_extents = extent_list<16, 32, 64>;
+
+FFTCONV_HOST_DEVICE constexpr bool has_fused_fft(int tile_extent) { return fused_tile_extents::contains(tile_extent); }
+
+namespace detail {
+
+// One extent: the constant N, or (N = dynamic_extent) an int read at run time.
+template <int N, class Int>
+struct extent {
+    static constexpr bool is_static = true;
+    constexpr extent() = default;
+    FFTCONV_HOST_DEVICE constexpr explicit extent(Int) {}
+    FFTCONV_HOST_DEVICE static constexpr Int get() { return N; }
+};
+
+template <class Int>
+struct extent<dynamic_extent, Int> {
+    static constexpr bool is_static = false;
+    Int value = 0;
+    constexpr extent() = default;
+    FFTCONV_HOST_DEVICE constexpr explicit extent(Int v) : value(v) {}
+    FFTCONV_HOST_DEVICE constexpr Int get() const { return value; }
+};
+
+}  // namespace detail
+
+// The overlap-save algebra: a T x T tile convolved (circularly) with a K x K
+// filter has T - K + 1 outputs per side that no wrap-around touched.
 //
 // Extents fit an int (a tile is never wider than the largest image side plus
 // the kernel, and validate() bounds both); every product of two extents is
 // 64-bit: T * T passes 2^31 from T = 46341 on.
-struct tile_shape {
-    int kernel_extent;
-    int tile_extent;
+//
+// Channels: a static C means C input and C output channels. Device code reads
+// only in_channels() (the contraction depth); output channel counts come from
+// the pass being run, since a problem too large for the workspace runs its
+// output channels in groups (detail/pass_plan.hpp).
+template <int KernelExtent = dynamic_extent, int Channels = dynamic_extent, int TileExtent = dynamic_extent>
+class tile_geometry {
+public:
+    static constexpr bool static_kernel = KernelExtent != dynamic_extent;
+    static constexpr bool static_channels = Channels != dynamic_extent;
+    static constexpr bool static_tile = TileExtent != dynamic_extent;
+    // Every extent a constant: a compiled configuration.
+    static constexpr bool compiled = static_kernel && static_channels && static_tile;
+    // The template arguments (dynamic_extent where dynamic), for `if constexpr`
+    // and for kernels that need an extent as a constant expression.
+    static constexpr tile_config static_extents{KernelExtent, Channels, TileExtent};
 
-    constexpr int out_tile() const { return tile_extent - kernel_extent + 1; }
+    // A geometry whose every extent is static needs no arguments.
+    constexpr tile_geometry() = default;
+    // Any geometry from runtime values; a static extent must equal its value
+    // (checked by matches(), not here: constexpr constructors cannot throw
+    // on the device).
+    FFTCONV_HOST_DEVICE constexpr tile_geometry(int kernel_extent, std::int64_t in_channels, std::int64_t out_channels,
+                            int tile_extent)
+        : kernel_(kernel_extent), in_(in_channels), out_(out_channels), tile_(tile_extent) {}
+
+    FFTCONV_HOST_DEVICE constexpr int kernel_extent() const { return kernel_.get(); }
+    FFTCONV_HOST_DEVICE constexpr std::int64_t in_channels() const { return in_.get(); }
+    FFTCONV_HOST_DEVICE constexpr std::int64_t out_channels() const { return out_.get(); }
+    FFTCONV_HOST_DEVICE constexpr int tile_extent() const { return tile_.get(); }
+
+    FFTCONV_HOST_DEVICE constexpr int out_tile() const { return tile_extent() - kernel_extent() + 1; }
     // A real FFT of a T x T tile keeps T/2 + 1 columns (Hermitian symmetry).
-    constexpr int freq_cols() const { return tile_extent / 2 + 1; }
+    FFTCONV_HOST_DEVICE constexpr int freq_cols() const { return tile_extent() / 2 + 1; }
     // Complex frequency bins per tile: one complex GEMM each.
-    constexpr std::int64_t freq_bins() const { return std::int64_t{tile_extent} * freq_cols(); }
-    constexpr std::int64_t tile_elements() const { return std::int64_t{tile_extent} * tile_extent; }
-    constexpr bool valid() const { return kernel_extent >= 1 && tile_extent >= kernel_extent; }
-};
-
-// Everything a tile_config fixes, as constants. Kernels are written against
-// members with these names, so they compile both for this type (constants,
-// folded away) and for runtime_geometry (values read at run time).
-template <tile_config Cfg>
-struct tile_geometry {
-    static constexpr tile_config config = Cfg;
-    static constexpr int kernel_extent = Cfg.kernel_extent;
-    static constexpr int channels = Cfg.channels;
-    static constexpr int tile_extent = Cfg.tile_extent;
-    static constexpr tile_shape shape{kernel_extent, tile_extent};
-    static constexpr int out_tile = shape.out_tile();
-    static constexpr int freq_cols = shape.freq_cols();
-    static constexpr std::int64_t freq_bins = shape.freq_bins();
-    static constexpr std::int64_t tile_elements = shape.tile_elements();
+    FFTCONV_HOST_DEVICE constexpr std::int64_t freq_bins() const { return std::int64_t{tile_extent()} * freq_cols(); }
+    FFTCONV_HOST_DEVICE constexpr std::int64_t tile_elements() const { return std::int64_t{tile_extent()} * tile_extent(); }
     // The filter spectrum holds one (in_channels x out_channels) matrix per bin.
-    static constexpr std::int64_t filter_matrix = std::int64_t{channels} * channels;
-    static constexpr std::int64_t filter_spectrum_elements = filter_matrix * freq_bins;
+    FFTCONV_HOST_DEVICE constexpr std::int64_t filter_matrix() const { return in_channels() * out_channels(); }
 
-    static_assert(kernel_extent >= 1, "the kernel extent must be at least 1");
-    static_assert(channels >= 1, "a configuration needs at least one channel");
-    static_assert(tile_extent > kernel_extent,
-                  "a tile must be larger than the kernel, or it yields a single output per side");
-    static_assert(out_tile >= 1 && out_tile <= tile_extent, "each tile yields 1..T outputs per side");
-    static_assert(tile_extent % 2 == 0,
-                  "compiled tiles are even, so the real FFT's T/2+1 columns hold no redundant bin");
-    static_assert(filter_spectrum_elements < (std::int64_t{1} << 31),
-                  "a compiled filter spectrum must be indexable with 32-bit cuBLAS strides");
-};
+    // Fused transforms (no real tiles, no cuFFT plans), or cuFFT.
+    FFTCONV_HOST_DEVICE constexpr bool fused() const { return has_fused_fft(tile_extent()); }
+    // The cuFFT path keeps its intermediates (real tiles, spectra, the GEMM)
+    // in double: its tiles are larger than the fused ones and each stage is a
+    // separate pass, and in float it missed the accuracy bar (relative L2
+    // 5e-7 against float64) on H200 runs: 5.3e-7 at T = 56, 7.5e-7 at
+    // T = 1024, 7.1e-7 for a 256-channel contraction of positive data at
+    // T = 2 (results/reliability-60aec5a). The fused extents stay in float:
+    // they meet the bar with room (worst 3.8e-7 on the leaderboard).
+    FFTCONV_HOST_DEVICE constexpr bool double_intermediates() const { return !fused(); }
+    FFTCONV_HOST_DEVICE constexpr std::size_t real_bytes() const { return double_intermediates() ? 8 : 4; }
+    FFTCONV_HOST_DEVICE constexpr std::size_t complex_bytes() const { return 2 * real_bytes(); }
 
-// True for tile_geometry<Cfg>: its members are compile-time constants.
-template <class Geometry>
-inline constexpr bool is_compiled_geometry = false;
-template <tile_config Cfg>
-inline constexpr bool is_compiled_geometry<tile_geometry<Cfg>> = true;
+    FFTCONV_HOST_DEVICE constexpr bool valid() const { return kernel_extent() >= 1 && tile_extent() >= kernel_extent(); }
 
-// The same names as tile_geometry, as runtime values (the generic path).
-struct runtime_geometry {
-    int kernel_extent;
-    int tile_extent;
-    int out_tile;
-    int freq_cols;
-    std::int64_t freq_bins;
-    std::int64_t tile_elements;
-
-    static constexpr runtime_geometry from(tile_shape s) {
-        return {s.kernel_extent, s.tile_extent, s.out_tile(), s.freq_cols(), s.freq_bins(),
-                s.tile_elements()};
+    // The same geometry with every extent a runtime value.
+    FFTCONV_HOST_DEVICE constexpr tile_geometry<> erased() const {
+        return {kernel_extent(), in_channels(), out_channels(), tile_extent()};
     }
+
+    // The same geometry with the tile extent the constant T (== tile_extent()).
+    template <int T>
+    FFTCONV_HOST_DEVICE constexpr tile_geometry<KernelExtent, Channels, T> with_static_tile() const {
+        return {kernel_extent(), in_channels(), out_channels(), T};
+    }
+
+    FFTCONV_HOST_DEVICE friend constexpr bool operator==(const tile_geometry& a, const tile_geometry& b) {
+        return a.kernel_extent() == b.kernel_extent() && a.in_channels() == b.in_channels() &&
+               a.out_channels() == b.out_channels() && a.tile_extent() == b.tile_extent();
+    }
+
+    static_assert(!static_kernel || KernelExtent >= 1, "the kernel extent must be at least 1");
+    static_assert(!static_channels || Channels >= 1, "a configuration needs at least one channel");
+    static_assert(!static_tile || TileExtent >= 1, "the tile extent must be at least 1");
+    static_assert(!(static_kernel && static_tile) || TileExtent > KernelExtent,
+                  "a tile must be larger than the kernel, or it yields a single output per side");
+    static_assert(!compiled || TileExtent % 2 == 0,
+                  "compiled tiles are even, so the real FFT's T/2+1 columns hold no redundant bin");
+    static_assert(!compiled || std::int64_t{Channels} * Channels * TileExtent * (TileExtent / 2 + 1) <
+                                   (std::int64_t{1} << 31),
+                  "a compiled filter spectrum must be indexable with 32-bit cuBLAS strides");
+
+private:
+    detail::extent<KernelExtent, int> kernel_;
+    detail::extent<Channels, std::int64_t> in_;
+    detail::extent<Channels, std::int64_t> out_;
+    detail::extent<TileExtent, int> tile_;
 };
+
+// The geometry a tile_config fixes: every extent static.
+template <tile_config Cfg>
+using geometry_of = tile_geometry<Cfg.kernel_extent, Cfg.channels, Cfg.tile_extent>;
 
 }  // namespace fftconv

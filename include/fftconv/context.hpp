@@ -65,10 +65,17 @@ public:
     // old stream (an event orders them; nothing synchronizes the host).
     void set_stream(cudaStream_t stream);
 
-    // How `p` will be computed (table entry or generic tile extent). Validates `p`.
+    // How `p` will be computed: a specialization added here, a compiled
+    // configuration, or the generic path, and with which tile extent.
+    // Validates `p`.
     dispatch_decision plan(const problem& p) const;
 
-    // 0 (the default): the compiled table, then the generic heuristic.
+    // Later calls whose problem matches s.config run `s` (made by
+    // fftconv::specialize<Cfg>(), fftconv/specialize.cuh), before the
+    // compiled table; the latest added wins.
+    void add_specialization(const specialization& s);
+
+    // 0 (the default): the specializations, then the generic heuristic.
     // 1 <= t <= 65536: every problem runs the generic path with tile extent t
     // (a tuning aid; problems with kernel_extent > t are rejected).
     void force_tile_extent(int t);
@@ -114,19 +121,18 @@ private:
 // extent and tile extent can use it; conv2d checks this and throws otherwise.
 class filter_spectrum {
 public:
-    std::int64_t in_channels() const noexcept { return in_channels_; }
-    std::int64_t out_channels() const noexcept { return out_channels_; }
-    tile_shape shape() const noexcept { return shape_; }
+    std::int64_t in_channels() const noexcept { return geometry_.in_channels(); }
+    std::int64_t out_channels() const noexcept { return geometry_.out_channels(); }
+    // The kernel extent, channels and tile extent it was made for.
+    const tile_geometry<>& geometry() const noexcept { return geometry_; }
     std::size_t bytes() const noexcept;
     const void* data() const noexcept { return data_.get(); }
 
 private:
     friend class context;
-    filter_spectrum(std::int64_t in_channels, std::int64_t out_channels, tile_shape shape);
+    explicit filter_spectrum(const tile_geometry<>& geometry);
 
-    std::int64_t in_channels_;
-    std::int64_t out_channels_;
-    tile_shape shape_;
+    tile_geometry<> geometry_;
     detail::device_buffer data_;
 };
 

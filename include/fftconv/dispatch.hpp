@@ -1,15 +1,18 @@
 // fftconv/dispatch.hpp — which code path a problem takes. Host-only, needs no GPU.
 //
-// The library is built with a table of compiled configurations
-// (kernel_extent, channels, tile_extent), each a specialisation with its
-// geometry fixed at compile time. A problem whose kernel extent equals an
-// entry's and whose in and out channels both equal the entry's channels runs
-// that entry (the first such, in table order). Every other valid problem runs
-// the generic path: the same algorithm with runtime geometry and a tile extent
-// from choose_tile_extent().
+// The library is built with a table of compiled configurations (Meson option
+// `configs`, e.g. -Dconfigs=8:64:32,16:128:64 as kernel:channels:tile). Each
+// is the pipeline instantiated for geometry_of<Cfg>: its kernels see K, C and
+// T as constants. A problem whose kernel extent equals an entry's and whose in
+// and out channels both equal the entry's channels runs that entry (the first
+// such, in table order). A context can add configurations of your own
+// (context::add_specialization, fftconv/specialize.cuh); those are looked up
+// first. Every other valid problem runs the generic path: the same algorithm
+// with runtime geometry and the tile extent choose_tile_extent() picks.
 #pragma once
 
 #include <span>
+#include <vector>
 
 #include "fftconv/config.hpp"
 #include "fftconv/problem.hpp"
@@ -17,16 +20,19 @@
 namespace fftconv {
 
 enum class path_kind {
-    compiled,  // a compiled configuration (geometry fixed at compile time)
-    generic,   // the FFT pipeline with runtime geometry
+    compiled,    // a configuration compiled into the library
+    registered,  // a configuration of the caller's, added to the context
+    generic,     // the FFT pipeline with runtime geometry
 };
 
-// "compiled", "generic"
+// "compiled", "registered", "generic"
 const char* to_string(path_kind k) noexcept;
 
 struct dispatch_decision {
     path_kind path = path_kind::generic;
-    tile_config config{};  // generic: channels = 0 and the chosen tile_extent
+    // The extents the call runs with: the problem's kernel extent and
+    // channels, and the configuration's or the generic path's tile extent.
+    tile_geometry<> geometry{};
 
     friend constexpr bool operator==(const dispatch_decision&, const dispatch_decision&) = default;
 };
@@ -34,13 +40,42 @@ struct dispatch_decision {
 // The configurations compiled into this build, in table order.
 std::span<const tile_config> compiled_configs() noexcept;
 
-// Validates `p`, then picks its path. forced_tile_extent > 0 skips the table
-// and runs the generic path with that tile extent (it must be >= kernel_extent).
+// A problem fits a configuration when its kernel extent is the configuration's
+// and both channel counts equal the configuration's channels.
+constexpr bool matches(const tile_config& c, const problem& p) {
+    return p.kernel_extent == c.kernel_extent && p.in_channels == c.channels && p.out_channels == c.channels;
+}
+
+// Validates `p`, then picks its path among the compiled configurations and
+// the generic path. forced_tile_extent > 0 skips the table and runs the
+// generic path with that tile extent (kernel_extent <= t <= 65536).
 dispatch_decision choose_dispatch(const problem& p, int forced_tile_extent = 0);
 
 // The generic path's tile extent for `p` (validated): the cuFFT-friendly
 // extent (2^a 3^b 5^c 7^d, >= kernel_extent) that minimises a cost model of
 // the whole pipeline. src/tile_heuristic.cpp explains the model.
 int choose_tile_extent(const problem& p);
+
+class context;
+
+namespace detail {
+class engine;
+struct filter_input;
+}  // namespace detail
+
+// One configuration's pipeline, instantiated: what the dispatch runs for a
+// problem that matches `config`. The library's own come from its build
+// (compiled_configs); make your own with fftconv::specialize<Cfg>()
+// (fftconv/specialize.cuh) and add it to a context.
+struct specialization {
+    tile_config config;
+    // conv2d on this configuration: transforms filter.w, or uses a given spectrum.
+    void (*run)(detail::engine&, const problem&, const float* x, const detail::filter_input& filter, float* y);
+    // The filter spectrum of w ([bin][in][out], the layout run() reads).
+    void (*transform_filter)(detail::engine&, const problem&, const float* w, void* spectrum);
+    // The kernels run() launches (their addresses as the instantiating
+    // translation unit sees them): lets a test check which code ran.
+    std::vector<const void*> (*kernels)();
+};
 
 }  // namespace fftconv

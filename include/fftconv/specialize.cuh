@@ -1,38 +1,82 @@
 // fftconv/specialize.cuh — compile your own configuration.
 //
 // Include this from one of your .cu files to instantiate the pipeline for a
-// tile_config the library was not built with; its geometry is then fixed at
-// compile time in your binary:
+// tile_config the library was not built with; its kernels then see the
+// kernel extent, the channel count and the tile extent as constants:
 //
 //   #include <fftconv/specialize.cuh>
 //   constexpr fftconv::tile_config my_shape{24, 96, 48};   // K, channels, T
-//   fftconv::conv2d<my_shape>(ctx, problem, x, w, y);
 //
-// The problem's kernel extent must equal Cfg.kernel_extent and both channel
-// counts must equal Cfg.channels; anything else throws invalid_argument.
+//   // Either call it directly ...
+//   fftconv::conv2d<my_shape>(ctx, problem, x, w, y);
+//   // ... or add it to a context: every call on that context whose problem
+//   // matches it (dispatch.hpp, matches) runs it, transform_filter included.
+//   ctx.add_specialization(fftconv::specialize<my_shape>());
+//
+// The configurations the library was built with (compiled_configs.hpp) are
+// declared extern there: including this header does not compile them again.
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "fftconv/compiled_configs.hpp"
 #include "fftconv/context.hpp"
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/pipeline.cuh"
 #include "fftconv/detail/pointer_check.hpp"
+#include "fftconv/detail/specialized_pipeline.hpp"
 
 namespace fftconv {
+namespace detail {
 
+template <tile_config Cfg>
+void run_specialized(engine& e, const problem& p, const float* x, const filter_input& filter, float* y) {
+    run_pipeline(e, p, geometry_of<Cfg>{}, x, filter, y);
+}
+
+template <tile_config Cfg>
+void transform_specialized(engine& e, const problem& p, const float* w, void* spectrum) {
+    transform_filter_spectrum(e, p, geometry_of<Cfg>{}, w, spectrum);
+}
+
+template <tile_config Cfg>
+std::vector<const void*> specialized_kernels() {
+    using G = geometry_of<Cfg>;
+    if constexpr (has_fused_fft(Cfg.tile_extent))
+        return {reinterpret_cast<const void*>(forward_tiles<G, image_tiles<G>>),
+                reinterpret_cast<const void*>(forward_tiles<G, filter_tiles<G>>),
+                reinterpret_cast<const void*>(inverse_tiles<G>)};
+    else
+        return {reinterpret_cast<const void*>(pad_filters<G, double>),
+                reinterpret_cast<const void*>(gather_tiles<G, double>),
+                reinterpret_cast<const void*>(scatter_tiles<G, double>)};
+}
+
+}  // namespace detail
+
+// The configuration Cfg as a specialization a context can dispatch to
+// (context::add_specialization).
+template <tile_config Cfg>
+specialization specialize() {
+    return {Cfg, &detail::run_specialized<Cfg>, &detail::transform_specialized<Cfg>,
+            &detail::specialized_kernels<Cfg>};
+}
+
+// y = conv2d(x, w) with Cfg, whatever the context's dispatch would pick. The
+// problem's kernel extent must equal Cfg.kernel_extent and both channel
+// counts must equal Cfg.channels; anything else throws invalid_argument.
 template <tile_config Cfg>
 void conv2d(context& ctx, const problem& p, const float* x, const float* w, float* y) {
     validate(p);
-    if (p.kernel_extent != Cfg.kernel_extent || p.in_channels != Cfg.channels ||
-        p.out_channels != Cfg.channels)
+    if (!matches(Cfg, p))
         detail::throw_invalid("fftconv: problem " + to_string(p) +
                               " does not fit the configuration kernel_extent=" +
                               std::to_string(Cfg.kernel_extent) + " channels=" +
                               std::to_string(Cfg.channels));
     if (w == nullptr) detail::throw_invalid("fftconv: w is a null pointer");
     detail::check_operands(ctx.engine(), p, x, w, y);
-    detail::run_pipeline(ctx.engine(), p, tile_geometry<Cfg>{}, x, detail::filter_input{w, {}}, y);
+    detail::run_specialized<Cfg>(ctx.engine(), p, x, detail::filter_input{w, {}}, y);
 }
 
 }  // namespace fftconv

@@ -134,12 +134,12 @@ PYBIND11_MODULE(_native, m) {
 
     py::class_<dispatch_decision>(m, "Plan", "Which path a problem takes (fftconv/dispatch.hpp).")
         .def_property_readonly("path", [](const dispatch_decision& d) { return std::string(to_string(d.path)); })
-        .def_property_readonly("tile_extent", [](const dispatch_decision& d) { return d.config.tile_extent; })
-        .def_property_readonly("kernel_extent", [](const dispatch_decision& d) { return d.config.kernel_extent; })
-        .def_property_readonly("channels", [](const dispatch_decision& d) { return d.config.channels; })
+        .def_property_readonly("tile_extent", [](const dispatch_decision& d) { return d.geometry.tile_extent(); })
+        .def_property_readonly("kernel_extent", [](const dispatch_decision& d) { return d.geometry.kernel_extent(); })
+        .def_property_readonly("out_tile", [](const dispatch_decision& d) { return d.geometry.out_tile(); })
         .def("__repr__", [](const dispatch_decision& d) {
             return std::string("fftconv.Plan(path='") + to_string(d.path) +
-                   "', tile_extent=" + std::to_string(d.config.tile_extent) + ")";
+                   "', tile_extent=" + std::to_string(d.geometry.tile_extent()) + ")";
         });
 
     m.def("plan", [](const problem& p) { return choose_dispatch(p); }, py::arg("problem"),
@@ -168,16 +168,16 @@ PYBIND11_MODULE(_native, m) {
                                        "A filter already transformed (inference): pass it as w to conv2d.")
         .def_property_readonly("in_channels", [](const python_filter_spectrum& s) { return s.spectrum.in_channels(); })
         .def_property_readonly("out_channels", [](const python_filter_spectrum& s) { return s.spectrum.out_channels(); })
-        .def_property_readonly("kernel_extent", [](const python_filter_spectrum& s) { return s.spectrum.shape().kernel_extent; })
-        .def_property_readonly("tile_extent", [](const python_filter_spectrum& s) { return s.spectrum.shape().tile_extent; })
+        .def_property_readonly("kernel_extent", [](const python_filter_spectrum& s) { return s.spectrum.geometry().kernel_extent(); })
+        .def_property_readonly("tile_extent", [](const python_filter_spectrum& s) { return s.spectrum.geometry().tile_extent(); })
         .def_property_readonly("nbytes", [](const python_filter_spectrum& s) { return s.spectrum.bytes(); })
         .def_property_readonly("device", [](const python_filter_spectrum& s) { return s.device; })
         .def_property_readonly("problem", [](const python_filter_spectrum& s) { return s.made_for; })
         .def("__repr__", [](const python_filter_spectrum& s) {
             return "fftconv.FilterSpectrum(out_channels=" + std::to_string(s.spectrum.out_channels()) +
                    ", in_channels=" + std::to_string(s.spectrum.in_channels()) +
-                   ", kernel_extent=" + std::to_string(s.spectrum.shape().kernel_extent) +
-                   ", tile_extent=" + std::to_string(s.spectrum.shape().tile_extent) +
+                   ", kernel_extent=" + std::to_string(s.spectrum.geometry().kernel_extent()) +
+                   ", tile_extent=" + std::to_string(s.spectrum.geometry().tile_extent()) +
                    ", device=" + std::to_string(s.device) + ")";
         });
 

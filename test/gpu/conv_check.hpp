@@ -124,7 +124,7 @@ inline reference::accuracy check_conv_kind(context& ctx, const problem& p, std::
             FFTCONV_CUDA_TRY(cudaMemcpy(&got[s], y.data() + indices[s], sizeof(float), cudaMemcpyDeviceToHost));
     }
     const accuracy a = compare(got, exact);
-    INFO(to_string(p), " ", to_string(kind), " seed=", seed, " tile_extent=", ctx.plan(p).config.tile_extent,
+    INFO(to_string(p), " ", to_string(kind), " seed=", seed, " tile_extent=", ctx.plan(p).geometry.tile_extent(),
          " rel_l2=", a.relative_l2, " worst=", a.worst_fraction, " non_finite=", a.non_finite,
          sample > 0 ? " (sampled outputs)" : "");
     check_bar(a);

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "conv_check.hpp"
-#include "fftconv/detail/tiling.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
 #include "fftconv/specialize.cuh"
 
 using namespace fftconv;
@@ -34,8 +34,9 @@ TEST_CASE("a transformed filter reused gives the oracle's answer, bit for bit th
         reference::fill_normal(w.data(), w.size, 2, ctx.stream());
         ctx.conv2d(p, x.data(), w.data(), y1.data());
         const filter_spectrum s = ctx.transform_filter(p, w.data());
-        CHECK(s.bytes() == detail::complex_bytes(s.shape()) * std::size_t(detail::make_tiling(p, s.shape()).filter_spectrum_elements));
-        CHECK(s.bytes() >= detail::complex_bytes(s.shape()) * std::size_t(s.shape().freq_bins()) * std::size_t(p.in_channels * p.out_channels));
+        CHECK(s.bytes() == s.geometry().complex_bytes() *
+                               std::size_t(detail::make_layout(p, s.geometry().tile_extent()).filter_spectrum_elements));
+        CHECK(s.bytes() >= s.geometry().complex_bytes() * std::size_t(s.geometry().freq_bins()) * std::size_t(p.in_channels * p.out_channels));
         ctx.conv2d(p, x.data(), s, y2.data());
         FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
         const auto h1 = reference::to_host(y1.data(), y1.size);
@@ -155,7 +156,7 @@ TEST_CASE("a forced tile extent runs the generic path and stays correct") {
     for (int t : {8, 15, 16, 27, 32, 48, 64, 128, 135}) {
         ctx.force_tile_extent(t);
         REQUIRE(ctx.plan(p).path == path_kind::generic);
-        REQUIRE(ctx.plan(p).config.tile_extent == t);
+        REQUIRE(ctx.plan(p).geometry.tile_extent() == t);
         testing::check_conv(ctx, p, std::uint64_t(t));
     }
 }

@@ -49,7 +49,7 @@ TEST_CASE("the valid problems that used to crash or be refused compute the right
                              problem{4, 16, 16, 8, 131072, 8}, problem{1, 1, 1, 128, 70000, 9}}) {
         const auto a = testing::check_conv(ctx, p, 8);
         std::printf("%s: tile %d, rel_l2=%.3g worst=%.3f\n", to_string(p).c_str(),
-                    ctx.plan(p).config.tile_extent, a.relative_l2, a.worst_fraction);
+                    ctx.plan(p).geometry.tile_extent(), a.relative_l2, a.worst_fraction);
     }
 }
 
@@ -61,7 +61,7 @@ TEST_CASE("wide, tall and huge extents (46341 ... 2^20, K up to 1024), checked o
                              problem{1, 1, 1, 46341, 46341, 1}}) {
         const auto a = testing::check_conv(ctx, p, 9, testing::plain_conv, 4096);
         std::printf("%s: tile %d, rel_l2=%.3g worst=%.3f (4096 sampled outputs)\n", to_string(p).c_str(),
-                    ctx.plan(p).config.tile_extent, a.relative_l2, a.worst_fraction);
+                    ctx.plan(p).geometry.tile_extent(), a.relative_l2, a.worst_fraction);
     }
 }
 
@@ -151,7 +151,7 @@ TEST_CASE("a NaN or Inf in x stays in its sample and in the tiles that read it")
         for (float bad : {NAN, INFINITY, -INFINITY}) {
             context ctx;
             ctx.force_tile_extent(forced);
-            const int tile = ctx.plan(p).config.tile_extent;
+            const int tile = ctx.plan(p).geometry.tile_extent();
             const int out_tile = tile - int(p.kernel_extent) + 1;
             const std::int64_t tiles_wide = (wo + out_tile - 1) / out_tile;
             CAPTURE(tile);

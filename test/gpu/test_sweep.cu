@@ -47,7 +47,7 @@ TEST_CASE("1000 random valid problems, both input distributions, against float64
         const auto a = testing::check_conv(ctx, p, 5000 + 2 * std::uint64_t(i));
         worst_l2 = std::max(worst_l2, a.relative_l2);
         worst_fraction = std::max(worst_fraction, a.worst_fraction);
-        ++tiles[ctx.plan(p).config.tile_extent];
+        ++tiles[ctx.plan(p).geometry.tile_extent()];
         compiled += ctx.plan(p).path == path_kind::compiled;
     }
     std::printf("%d random problems x 2 distributions: worst rel_l2=%.3g, worst element %.3f of tolerance; "

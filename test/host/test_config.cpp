@@ -1,18 +1,18 @@
-// Geometry: every compiled configuration's constants, and the tiling of a
-// problem (tiles cover the output exactly once, workspace regions disjoint).
+// Geometry: every compiled configuration's constants, static and dynamic
+// extents agreeing, and the layout of a problem (tiles cover the output
+// exactly once, workspace regions disjoint).
 #include "doctest.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
-#include <boost/hana/for_each.hpp>
-
-#include "dispatch_table.hpp"
-#include "fftconv/detail/tiling.hpp"
+#include "fftconv/compiled_configs.hpp"
+#include "fftconv/detail/pass_plan.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
 #include "fftconv/dispatch.hpp"
 
 using namespace fftconv;
-
 namespace {
 
 // Independent of config.hpp's formulas: counted by brute force.
@@ -31,27 +31,56 @@ int count_hermitian_columns(int t) {
     return n;
 }
 
+// Checks geometry_of<Cfg>'s members, which must be constant expressions,
+// against brute-force counts and against the all-dynamic geometry.
+template <tile_config Cfg>
+void check_compiled_geometry() {
+    using geo = geometry_of<Cfg>;
+    static_assert(geo::compiled && geo::static_extents == Cfg);
+    constexpr geo g{};
+    constexpr int out_tile = g.out_tile();            // constant expressions: folded in kernels
+    constexpr std::int64_t bins = g.freq_bins();
+    constexpr std::int64_t in_channels = g.in_channels();
+    CAPTURE(Cfg.kernel_extent);
+    CAPTURE(Cfg.channels);
+    CAPTURE(Cfg.tile_extent);
+    CHECK(out_tile == count_unwrapped_outputs(Cfg.tile_extent, Cfg.kernel_extent));
+    CHECK(g.freq_cols() == count_hermitian_columns(Cfg.tile_extent));
+    CHECK(bins == std::int64_t{Cfg.tile_extent} * count_hermitian_columns(Cfg.tile_extent));
+    CHECK(in_channels == Cfg.channels);
+    std::int64_t elements = 0;
+    for (int r = 0; r < Cfg.tile_extent; ++r) elements += Cfg.tile_extent;
+    CHECK(g.tile_elements() == elements);
+    CHECK(g.filter_matrix() == std::int64_t{Cfg.channels} * Cfg.channels);
+    // The same extents at run time give the same everything.
+    const tile_geometry<> d(Cfg.kernel_extent, Cfg.channels, Cfg.channels, Cfg.tile_extent);
+    CHECK(g.erased() == d);
+    CHECK(d.out_tile() == out_tile);
+    CHECK(d.freq_bins() == bins);
+    CHECK(d.fused() == g.fused());
+    // The generic path's fused geometry: only the tile extent static.
+    if constexpr (has_fused_fft(Cfg.tile_extent)) {
+        constexpr auto promoted = tile_geometry<>{}.with_static_tile<Cfg.tile_extent>();
+        static_assert(!decltype(promoted)::static_kernel && decltype(promoted)::static_tile);
+        const auto mixed = d.with_static_tile<Cfg.tile_extent>();
+        CHECK(mixed.out_tile() == out_tile);
+        CHECK(mixed.erased() == d);
+    }
+}
+
+template <std::size_t... I>
+int check_every_compiled_geometry(std::index_sequence<I...>) {
+    (check_compiled_geometry<detail::compiled_table[I]>(), ...);
+    return int(sizeof...(I));
+}
+
 }  // namespace
 
-TEST_CASE("every table entry's compile-time geometry matches a brute-force count") {
-    int entries = 0;
-    boost::hana::for_each(detail::compiled_table, [&](auto c) {
-        constexpr tile_config cfg = decltype(c)::value;
-        using geo = tile_geometry<cfg>;
-        CAPTURE(cfg.kernel_extent);
-        CAPTURE(cfg.tile_extent);
-        CHECK(geo::out_tile == count_unwrapped_outputs(cfg.tile_extent, cfg.kernel_extent));
-        CHECK(geo::freq_cols == count_hermitian_columns(cfg.tile_extent));
-        CHECK(geo::freq_bins == std::int64_t{cfg.tile_extent} * count_hermitian_columns(cfg.tile_extent));
-        std::int64_t elements = 0;
-        for (int r = 0; r < cfg.tile_extent; ++r) elements += cfg.tile_extent;
-        CHECK(geo::tile_elements == elements);
-        CHECK(geo::filter_spectrum_elements == std::int64_t{cfg.channels} * cfg.channels * geo::freq_bins);
-        CHECK(geo::tile_extent > geo::kernel_extent);
-        ++entries;
-    });
+TEST_CASE("every table entry's compile-time geometry matches a brute-force count and its runtime twin") {
+    const int entries =
+        check_every_compiled_geometry(std::make_index_sequence<detail::compiled_table.size()>{});
     CHECK(entries == int(compiled_configs().size()));
-    CHECK(entries >= 4);
+    CHECK(entries >= 1);
 }
 
 TEST_CASE("every listed configuration is reachable: a problem of its shape dispatches to it") {
@@ -63,7 +92,7 @@ TEST_CASE("every listed configuration is reachable: a problem of its shape dispa
         const problem p{1, c.channels, c.channels, c.kernel_extent + 7, c.kernel_extent + 9, c.kernel_extent};
         const dispatch_decision d = choose_dispatch(p);
         CHECK(d.path == path_kind::compiled);
-        CHECK(d.config == c);
+        CHECK(d.geometry == tile_geometry<>(c.kernel_extent, c.channels, c.channels, c.tile_extent));
         // No earlier entry shadows it.
         for (std::size_t j = 0; j < i; ++j)
             CHECK_FALSE((configs[j].kernel_extent == c.kernel_extent && configs[j].channels == c.channels));
@@ -71,11 +100,11 @@ TEST_CASE("every listed configuration is reachable: a problem of its shape dispa
 }
 
 TEST_CASE("tile geometry is 64-bit: extents past 46341 do not wrap") {
-    constexpr tile_shape wide{512, 65536};
+    constexpr tile_geometry<> wide(512, 1, 1, 65536);
     static_assert(wide.tile_elements() == std::int64_t{65536} * 65536);
     static_assert(wide.freq_bins() == std::int64_t{65536} * 32769);
     const problem p{1, 1, 1, 512, 46729, 512};
-    const detail::tiling t = detail::make_tiling(p, tile_shape{512, 46875});
+    const detail::workspace_layout t = detail::make_layout(p, 46875);
     CHECK(t.real_elements > 0);
     CHECK(t.input_spectrum_elements == std::int64_t{46875} * (46875 / 2 + 1) * t.input_bin_stride);
     CHECK(t.fft_work_offset() > std::size_t{1} << 34);
@@ -88,7 +117,7 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
             for (int t : {8, 9, 16, 17, 32, 48, 64}) {
                 if (t < k) continue;
                 const problem p{2, 3, 5, h, h + 3, k};
-                const detail::tiling tl = detail::make_tiling(p, tile_shape{int(k), t});
+                const detail::workspace_layout tl = detail::make_layout(p, t);
                 CAPTURE(h);
                 CAPTURE(k);
                 CAPTURE(t);
@@ -99,13 +128,16 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
                 CHECK((tl.tiles_wide - 1) * to < p.out_width());
                 CHECK(tl.tiles_per_image == tl.tiles_high * tl.tiles_wide);
                 // Fused tiles pair (n, n + 1): every image has an even number of slots.
-                CHECK(tl.tile_slots == (tl.fused && tl.tiles_per_image % 2 == 1 ? tl.tiles_per_image + 1
+                CHECK(tl.tile_slots == (tl.geometry.fused() && tl.tiles_per_image % 2 == 1 ? tl.tiles_per_image + 1
                                                                                  : tl.tiles_per_image));
                 CHECK(tl.gemm_rows == p.batch * tl.tile_slots);
                 // Fused transforms need no real tiles; otherwise every real
                 // stage fits the shared real buffer.
-                CHECK(tl.fused == detail::has_fused_fft(t));
-                if (tl.fused) {
+                CHECK(tl.geometry.fused() == (t == 16 || t == 32 || t == 64));
+                CHECK(tl.input_transforms == p.in_channels * tl.gemm_rows);
+                CHECK(tl.output_transforms == p.out_channels * tl.gemm_rows);
+                CHECK(tl.filter_transforms == p.in_channels * p.out_channels);
+                if (tl.geometry.fused()) {
                     CHECK(tl.real_elements == 0);
                 } else {
                     CHECK(tl.real_elements >= p.in_channels * tl.gemm_rows * t * t);
@@ -115,20 +147,20 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
                 // Regions are aligned, ordered and large enough.
                 CHECK(tl.input_spectrum_offset() % detail::workspace_alignment == 0);
                 CHECK(tl.filter_spectrum_offset() - tl.input_spectrum_offset() >=
-                      detail::complex_bytes(tl.shape) * std::size_t(tl.input_spectrum_elements));
+                      tl.geometry.complex_bytes() * std::size_t(tl.input_spectrum_elements));
                 CHECK(tl.output_spectrum_offset() - tl.filter_spectrum_offset() >=
-                      detail::complex_bytes(tl.shape) * std::size_t(tl.filter_spectrum_elements));
+                      tl.geometry.complex_bytes() * std::size_t(tl.filter_spectrum_elements));
                 CHECK(tl.fft_work_offset() - tl.output_spectrum_offset() >=
-                      detail::complex_bytes(tl.shape) * std::size_t(tl.output_spectrum_elements));
+                      tl.geometry.complex_bytes() * std::size_t(tl.output_spectrum_elements));
             }
         }
     }
 }
 
 TEST_CASE("a tile as large as the kernel yields one output per side") {
-    constexpr tile_shape s{5, 5};
+    constexpr tile_geometry<> s(5, 1, 1, 5);
     static_assert(s.out_tile() == 1 && s.valid());
-    static_assert(!tile_shape{6, 5}.valid());
+    static_assert(!tile_geometry<>(6, 1, 1, 5).valid());
     CHECK(s.freq_cols() == 3);
     CHECK(s.freq_bins() == 15);
 }
@@ -137,8 +169,9 @@ TEST_CASE("passes cover every output exactly once, on the tiles of the whole pro
     for (const problem& p : {problem{5, 3, 7, 40, 33, 6}, problem{1, 2, 9, 100, 17, 1}, problem{3, 1, 1, 9, 9, 9}}) {
         for (int t : {9, 16, 24}) {
             if (t < p.kernel_extent) continue;
-            const tile_shape s{int(p.kernel_extent), t};
-            const std::int64_t tiles_high = detail::ceil_div(p.out_height(), s.out_tile());
+            const tile_geometry<> s(int(p.kernel_extent), p.in_channels, p.out_channels, t);
+            const std::int64_t tiles_high = detail::tile_rows_of(p, t);
+            CHECK(tiles_high == detail::ceil_div(p.out_height(), s.out_tile()));
             for (const detail::pass_shape shape : {detail::pass_shape{p.batch, tiles_high, p.out_channels},
                                                    detail::pass_shape{2, tiles_high, p.out_channels},
                                                    detail::pass_shape{1, 1, p.out_channels},
@@ -150,7 +183,7 @@ TEST_CASE("passes cover every output exactly once, on the tiles of the whole pro
                 CAPTURE(shape.out_channels);
                 std::vector<int> covered(std::size_t(p.output_elements()), 0);
                 int first_passes = 0;
-                detail::for_each_pass(p, s, shape, [&](const problem& q, std::int64_t b0, std::int64_t r0,
+                detail::for_each_pass(p, t, shape, [&](const problem& q, std::int64_t b0, std::int64_t r0,
                                                        std::int64_t o0, bool first) {
                     first_passes += first;
                     CHECK(q.width == p.width);

@@ -1,5 +1,7 @@
 // fftconv/detail/engine.hpp — the resources behind a context: cuBLAS handle,
-// cached cuFFT plans, the device workspace, the side stream. Rule of zero
+// cached cuFFT plans, the device workspace, the side stream. (How the
+// workspace is laid out: workspace_layout.hpp; the spectral product:
+// spectral_product.hpp.) Rule of zero
 // throughout: every resource sits in a unique_ptr whose deleter cannot throw.
 #pragma once
 
@@ -18,6 +20,7 @@
 #include <cufft.h>
 
 #include "fftconv/detail/device_buffer.hpp"
+#include "fftconv/dispatch.hpp"
 
 namespace fftconv::detail {
 
@@ -85,10 +88,10 @@ public:
     void begin_call();
     bool capturing() const noexcept { return capturing_; }
 
-    // The cached plan for `key`, made on first use (no work area attached
-    // yet). The cache keeps the plan_cache_capacity most recently used plans;
-    // plans used while capturing a graph are kept until release().
-    const fft_plan& plan(const fft_plan_key& key);
+    // The cached cuFFT plan for `key`, made on first use (no work area
+    // attached yet). The cache keeps the plan_cache_capacity most recently
+    // used plans; plans used while capturing a graph are kept until release().
+    const fft_plan& cufft_plan(const fft_plan_key& key);
     static constexpr std::size_t plan_cache_capacity = 64;
     std::size_t cached_plans() const noexcept { return plans_.size(); }
 
@@ -125,6 +128,16 @@ public:
 
     // 0: automatic (compiled table, then the generic heuristic).
     int forced_tile_extent = 0;
+    // Configurations added with context::add_specialization: searched before
+    // the compiled table, the latest added first.
+    std::vector<specialization> registered;
+
+    // When set, every kernel this context launches appends its address here
+    // (tests use it to see which instantiation ran). Off by default.
+    std::vector<const void*>* launch_log = nullptr;
+    void log_launch(const void* kernel) {
+        if (launch_log != nullptr) launch_log->push_back(kernel);
+    }
 
 private:
     struct cached_plan {
@@ -170,53 +183,5 @@ private:
     engine& e_;
     bool active_;
 };
-
-}  // namespace fftconv::detail
-
-namespace fftconv {
-struct problem;
-}
-
-namespace fftconv::detail {
-
-struct tiling;
-
-// Where each intermediate lives in the workspace (laid out for the largest
-// pass; every pass of a call uses the same places).
-// Element types: float and float2 on the fused path, double and double2 on
-// the cuFFT path (tiling.hpp, double_intermediates).
-struct pipeline_buffers {
-    void* real;             // real tiles: padded filters, then input tiles, then output tiles
-    void* input_spectrum;
-    void* filter_spectrum;  // the workspace's; null when a filter_spectrum object brings its own
-    void* output_spectrum;
-    void* fft_work;
-};
-
-fft_plan_key filter_plan_key(const tiling& t);
-fft_plan_key input_plan_key(const problem& p, const tiling& t);
-fft_plan_key output_plan_key(const problem& p, const tiling& t);
-
-// Bytes of workspace one pass over `p` needs with tiling `t` (makes and
-// caches its plans on the cuFFT path).
-std::size_t workspace_bytes(engine& e, const problem& p, const tiling& t);
-
-// Hands out the intermediates laid out by `t` in a workspace at `base`.
-pipeline_buffers carve(const tiling& t, void* base);
-
-// The frequency-domain product of one pass: for every bin f and output
-// channels o in [first, last),
-//   output_spectrum[f] (M x o) = input_spectrum[f] (M x in) * conj(filter[f]) (in x o)
-// with the filter stored [bin][in][filter_ld] (filter_ld >= last) and bin
-// stride filter_bin_stride; FP32 accumulation (no TF32) on the fused path,
-// FP64 on the cuFFT path.
-struct filter_operand {
-    const void* data;            // float2 or double2, as the tiling's precision
-    std::int64_t column_offset;  // the pass's output channel 0 is column column_offset of each row
-    std::int64_t ld;          // distance between consecutive input channels
-    std::int64_t bin_stride;  // distance between consecutive bins
-};
-void multiply_spectra(engine& e, const problem& p, const tiling& t, const filter_operand& filter,
-                      const pipeline_buffers& b, std::int64_t first, std::int64_t last);
 
 }  // namespace fftconv::detail

@@ -1,5 +1,5 @@
 // fftconv/detail/fused_tile_fft.cuh — overlap-save's transforms for tile
-// extents 16, 32 and 64, each one kernel that reads the image (or filter) and
+// extents 16, 32 and 64 (fused_tile_extents), each one kernel that reads the image (or filter) and
 // writes the spectrum straight into the GEMM's bin-major layout, and back.
 //
 // Why not cuFFT here: cuFFT needs the real tiles materialised (a gather pass),
@@ -20,7 +20,7 @@
 // Pairing and non-finite values: a NaN or Inf anywhere in a makes all of
 // Z = FFT(a + i b) non-finite, and so b's half too. Tiles n and n + 1 are
 // paired (n even), so the tile layout gives every image an even number of
-// tile slots (tiling.hpp, tile_slots): a pair never spans two images, and a
+// tile slots (workspace_layout.hpp, tile_slots): a pair never spans two images, and a
 // non-finite value reaches at most the partner tile of the same image.
 #pragma once
 
@@ -29,44 +29,21 @@
 #include <type_traits>
 
 #include "fftconv/detail/check.hpp"
+#include "fftconv/detail/engine.hpp"
 #include "fftconv/detail/register_fft.cuh"
-#include "fftconv/detail/tiling.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
 
 namespace fftconv::detail {
 
-// Calls f(std::integral_constant<int, T>{}) when the geometry's tile extent
-// has a fused transform (has_fused_fft) and returns whether it did. A
-// compiled geometry instantiates only its own extent.
-template <class Geometry, class F>
-bool with_fused_extent(const Geometry& geo, F&& f) {
-    if constexpr (is_compiled_geometry<Geometry>) {
-        if constexpr (has_fused_fft(Geometry::tile_extent)) {
-            f(std::integral_constant<int, Geometry::tile_extent>{});
-            return true;
-        } else {
-            return false;
-        }
-    } else {
-        switch (geo.tile_extent) {
-            case 16: f(std::integral_constant<int, 16>{}); return true;
-            case 32: f(std::integral_constant<int, 32>{}); return true;
-            case 64: f(std::integral_constant<int, 64>{}); return true;
-            default: return false;
-        }
-    }
+// A block holds `pairs` tile pairs: T * pairs threads (128). Twice as many
+// (longer contiguous runs per bin, twice the shared memory) measured slower
+// on the H200 (docs/performance.md, v4). Shared rows are T + 1 complex wide:
+// the +1 keeps row and column walks conflict-free.
+__host__ __device__ constexpr int fused_pairs(int tile_extent) { return tile_extent <= 16 ? 8 : tile_extent <= 32 ? 4 : 2; }
+__host__ __device__ constexpr int fused_threads(int tile_extent) { return tile_extent * fused_pairs(tile_extent); }
+constexpr std::size_t fused_shared_bytes(int tile_extent) {
+    return sizeof(float2) * std::size_t(fused_pairs(tile_extent)) * tile_extent * (tile_extent + 1);
 }
-
-// A block holds `pairs` tile pairs: 128 threads. Twice as many (longer
-// contiguous runs per bin, twice the shared memory) measured slower on the
-// H200 (docs/performance.md, v4).
-template <int T>
-struct fused_shape {
-    static constexpr int pitch = T + 1;  // complex per shared row: +1 keeps row and column walks conflict-free
-    static constexpr int pairs = T <= 16 ? 8 : T <= 32 ? 4 : 2;
-    static constexpr int threads = T * pairs;
-    static constexpr int freq_cols = T / 2 + 1;
-    static constexpr std::size_t shared_bytes = sizeof(float2) * std::size_t(pairs) * T * pitch;
-};
 
 // Where real tile n lives: `rows` x `cols` valid elements from `offset` with
 // `row_stride`; everything else in the T x T tile is zero (or not written).
@@ -84,37 +61,40 @@ __device__ __forceinline__ int clip(int extent, std::int64_t remaining) {
 
 // Input tile n = (channel * batch + b) * tile_slots + tile: the window of x
 // at the tile's first output; slots past tiles_per_image are empty.
+template <class Geometry>
 struct image_tiles {
+    Geometry geo;
     const float* x;
     tensor_strides strides;
     std::int64_t batch, height, width, tiles_wide, tiles_per_image, tile_slots;
-    int out_tile, tile_extent;
-    float scale;  // 1
+    static constexpr float scale = 1.0f;
 
     __device__ tile_window window(std::int64_t n) const {
         const std::int64_t tile = n % tile_slots, image = n / tile_slots;
         if (tile >= tiles_per_image) return {0, 0, 0, 0};
         const std::int64_t b = image % batch, c = image / batch;
-        const std::int64_t y0 = (tile / tiles_wide) * out_tile, x0 = (tile % tiles_wide) * out_tile;
+        const std::int64_t y0 = (tile / tiles_wide) * geo.out_tile(), x0 = (tile % tiles_wide) * geo.out_tile();
         return {b * strides.batch + c * strides.channel + y0 * strides.row + x0,
-                clip(tile_extent, height - y0),
-                clip(tile_extent, width - x0), strides.row};
+                clip(geo.tile_extent(), height - y0),
+                clip(geo.tile_extent(), width - x0), strides.row};
     }
     __device__ const float* data() const { return x; }
 };
 
 // Filter tile n = in_channel * out_channels + out_channel: the K x K filter,
-// scaled by 1/T^2 (the inverse transform is unnormalised).
+// scaled by 1/T^2 (the inverse transform is unnormalised). out_channels is
+// the pass's (a pass may cover some of the output channels).
+template <class Geometry>
 struct filter_tiles {
+    Geometry geo;
     const float* w;
-    std::int64_t in_channels, out_channels;
-    int kernel_extent;
+    std::int64_t out_channels;
     float scale;
 
     __device__ tile_window window(std::int64_t n) const {
+        const int k = geo.kernel_extent();
         const std::int64_t o = n % out_channels, c = n / out_channels;
-        return {(o * in_channels + c) * kernel_extent * kernel_extent, kernel_extent, kernel_extent,
-                kernel_extent};
+        return {(o * geo.in_channels() + c) * k * k, k, k, k};
     }
     __device__ const float* data() const { return w; }
 };
@@ -122,16 +102,18 @@ struct filter_tiles {
 // Output tile n = (out_channel * batch + b) * tile_slots + tile: its first
 // To x To outputs (the ones no circular wrap reached), clipped to y; slots
 // past tiles_per_image write nothing.
+template <class Geometry>
 struct output_tiles {
+    Geometry geo;
     float* y;
     tensor_strides strides;
     std::int64_t batch, out_height, out_width, tiles_wide, tiles_per_image, tile_slots;
-    int out_tile;
 
     __device__ tile_window window(std::int64_t n) const {
         const std::int64_t tile = n % tile_slots, image = n / tile_slots;
         if (tile >= tiles_per_image) return {0, 0, 0, 0};
         const std::int64_t b = image % batch, o = image / batch;
+        const int out_tile = geo.out_tile();
         const std::int64_t y0 = (tile / tiles_wide) * out_tile, x0 = (tile % tiles_wide) * out_tile;
         return {b * strides.batch + o * strides.channel + y0 * strides.row + x0,
                 clip(out_tile, out_height - y0),
@@ -145,15 +127,16 @@ struct output_tiles {
 // bin_stride is a multiple of 4, so a pair (n even) is one 16-byte store.
 // This launch covers the pairs from `first_pair` on (a launch has at most
 // max_fused_blocks blocks).
-template <int T, class Source>
-__global__ void __launch_bounds__(fused_shape<T>::threads)
+template <class Geometry, class Source>
+__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
     forward_tiles(Source source, std::int64_t tile_count, std::int64_t first_pair, std::int64_t bin_stride,
                   float2* __restrict__ spectrum) {
-    using shape = fused_shape<T>;
+    constexpr int T = Geometry::static_extents.tile_extent;
+    constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
-    float2* z = shared + group * T * shape::pitch;
-    const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * shape::pairs + group);
+    float2* z = shared + group * T * pitch;
+    const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
 
     // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
     tile_window wa{0, 0, 0, 0}, wb{0, 0, 0, 0};
@@ -175,7 +158,7 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
         }
 #pragma unroll
         for (int u = 0; u < chunk; ++u)
-            z[(base + u) * shape::pitch + lane] = float2{source.scale * va[u], source.scale * vb[u]};
+            z[(base + u) * pitch + lane] = float2{source.scale * va[u], source.scale * vb[u]};
     }
     __syncthreads();
 
@@ -183,32 +166,32 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
     if (lane < max(wa.rows, wb.rows)) {
         float2 v[T];
 #pragma unroll
-        for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
+        for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
         fft_in_registers<T, false>(v);
 #pragma unroll
-        for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
+        for (int k = 0; k < T; ++k) z[lane * pitch + bit_reversed<T>.index[k]] = v[k];
     }
     __syncthreads();
     {
         float2 v[T];
 #pragma unroll
-        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
+        for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];
         fft_in_registers<T, false>(v);
 #pragma unroll
-        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * shape::pitch + lane] = v[k];
+        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * pitch + lane] = v[k];
     }
     __syncthreads();
 
     // Split the pair and store bin-major; consecutive threads of a bin write
     // consecutive tiles, so each bin's stores from this block are contiguous.
     const int linear = group * T + lane;
-    const std::int64_t block_first = 2 * (first_pair + std::int64_t(blockIdx.x) * shape::pairs);
-    for (int idx = linear; idx < T * shape::freq_cols * shape::pairs; idx += shape::threads) {
-        const int g = idx % shape::pairs, bin = idx / shape::pairs;
-        const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
-        const float2* zg = shared + g * T * shape::pitch;
-        const float2 zk = zg[r * shape::pitch + s];
-        const float2 zm = zg[((T - r) % T) * shape::pitch + (T - s) % T];
+    const std::int64_t block_first = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs);
+    for (int idx = linear; idx < T * freq_cols * pairs; idx += threads) {
+        const int g = idx % pairs, bin = idx / pairs;
+        const int r = bin / freq_cols, s = bin % freq_cols;
+        const float2* zg = shared + g * T * pitch;
+        const float2 zk = zg[r * pitch + s];
+        const float2 zm = zg[((T - r) % T) * pitch + (T - s) % T];
         const std::int64_t n = block_first + 2 * g;
         float2* out = spectrum + std::int64_t(bin) * bin_stride + n;
         const float2 a{0.5f * (zk.x + zm.x), 0.5f * (zk.y - zm.y)};
@@ -223,29 +206,30 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
 // spectrum[bin * bin_stride + n] -> the valid To x To of real tile n, written
 // into y, for tiles n in [first_tile, tile_count) (first_tile even), from
 // pair `first_pair` of that range on.
-template <int T>
-__global__ void __launch_bounds__(fused_shape<T>::threads)
+template <class Geometry>
+__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
     inverse_tiles(const float2* __restrict__ spectrum, std::int64_t first_tile, std::int64_t tile_count,
-                  std::int64_t first_pair, std::int64_t bin_stride, output_tiles sink) {
-    using shape = fused_shape<T>;
+                  std::int64_t first_pair, std::int64_t bin_stride, output_tiles<Geometry> sink) {
+    constexpr int T = Geometry::static_extents.tile_extent;
+    constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
     const int linear = group * T + lane;
-    const std::int64_t block_first = first_tile + 2 * (first_pair + std::int64_t(blockIdx.x) * shape::pairs);
+    const std::int64_t block_first = first_tile + 2 * (first_pair + std::int64_t(blockIdx.x) * pairs);
 
     // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
     // symmetry. Loads go out `chunk` at a time before any is used.
-    constexpr int total = T * shape::freq_cols * shape::pairs;
+    constexpr int total = T * freq_cols * pairs;
     constexpr int chunk = 8;
 #pragma unroll 1
-    for (int base = 0; base < total; base += chunk * shape::threads) {
+    for (int base = 0; base < total; base += chunk * threads) {
         float4 loaded[chunk];
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
-            const int idx = base + u * shape::threads + linear;
+            const int idx = base + u * threads + linear;
             loaded[u] = float4{0, 0, 0, 0};
             if (idx < total) {
-                const int g = idx % shape::pairs, bin = idx / shape::pairs;
+                const int g = idx % pairs, bin = idx / pairs;
                 const std::int64_t n = block_first + 2 * g;
                 const float2* in = spectrum + std::int64_t(bin) * bin_stride + n;
                 if (n + 1 < tile_count) {
@@ -258,15 +242,15 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
         }
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
-            const int idx = base + u * shape::threads + linear;
+            const int idx = base + u * threads + linear;
             if (idx >= total) break;
-            const int g = idx % shape::pairs, bin = idx / shape::pairs;
-            const int r = bin / shape::freq_cols, s = bin % shape::freq_cols;
+            const int g = idx % pairs, bin = idx / pairs;
+            const int r = bin / freq_cols, s = bin % freq_cols;
             const float2 a{loaded[u].x, loaded[u].y}, b{loaded[u].z, loaded[u].w};
-            float2* zg = shared + g * T * shape::pitch;
-            zg[r * shape::pitch + s] = float2{a.x - b.y, a.y + b.x};
+            float2* zg = shared + g * T * pitch;
+            zg[r * pitch + s] = float2{a.x - b.y, a.y + b.x};
             if (s > 0 && s < T / 2)
-                zg[((T - r) % T) * shape::pitch + (T - s)] = float2{a.x + b.y, b.x - a.y};
+                zg[((T - r) % T) * pitch + (T - s)] = float2{a.x + b.y, b.x - a.y};
         }
     }
     __syncthreads();
@@ -275,21 +259,21 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
     // first To rows are the outputs: thread `lane` holds column `lane` and
     // writes it straight to y (coalesced across the warp). Real part: tile
     // n0, imaginary part: tile n0 + 1.
-    float2* z = shared + group * T * shape::pitch;
+    float2* z = shared + group * T * pitch;
     {
         float2 v[T];
 #pragma unroll
-        for (int s = 0; s < T; ++s) v[s] = z[lane * shape::pitch + s];
+        for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
         fft_in_registers<T, true>(v);
 #pragma unroll
-        for (int k = 0; k < T; ++k) z[lane * shape::pitch + bit_reversed<T>.index[k]] = v[k];
+        for (int k = 0; k < T; ++k) z[lane * pitch + bit_reversed<T>.index[k]] = v[k];
     }
     __syncthreads();
     const std::int64_t n0 = block_first + 2 * group;
-    if (lane < sink.out_tile && n0 < tile_count) {
+    if (lane < sink.geo.out_tile() && n0 < tile_count) {
         float2 v[T];
 #pragma unroll
-        for (int r = 0; r < T; ++r) v[r] = z[r * shape::pitch + lane];
+        for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];
         fft_in_registers<T, true>(v);
         const tile_window wa = sink.window(n0);
         const tile_window wb = n0 + 1 < tile_count ? sink.window(n0 + 1) : tile_window{0, 0, 0, 0};
@@ -303,7 +287,6 @@ __global__ void __launch_bounds__(fused_shape<T>::threads)
 }
 
 // Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
-// Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
 // current device: cheap enough to repeat at every launch).
 template <class Kernel>
 void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
@@ -315,30 +298,35 @@ void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
 // take several launches.
 inline constexpr std::int64_t max_fused_blocks = std::int64_t{1} << 30;
 
-template <int T, class Source>
-void launch_forward_tiles(const Source& source, std::int64_t tile_count, std::int64_t bin_stride,
+// Launches record themselves in the engine's launch log (tests).
+template <class Geometry, class Source>
+void launch_forward_tiles(engine& e, const Source& source, std::int64_t tile_count, std::int64_t bin_stride,
                           float2* spectrum, cudaStream_t stream) {
-    using shape = fused_shape<T>;
-    allow_shared_bytes(forward_tiles<T, Source>, shape::shared_bytes);
+    constexpr int T = Geometry::static_extents.tile_extent;
+    const auto kernel = forward_tiles<Geometry, Source>;
+    allow_shared_bytes(kernel, fused_shared_bytes(T));
+    e.log_launch(reinterpret_cast<const void*>(kernel));
     const std::int64_t pair_count = (tile_count + 1) / 2;
-    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * shape::pairs) {
-        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, shape::pairs)));
-        forward_tiles<T, Source><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
-            source, tile_count, first, bin_stride, spectrum);
+    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
+        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
+        kernel<<<blocks, dim3(T, fused_pairs(T)), fused_shared_bytes(T), stream>>>(source, tile_count, first,
+                                                                                   bin_stride, spectrum);
         FFTCONV_CHECK_LAUNCH();
     }
 }
 
-template <int T>
-void launch_inverse_tiles(const float2* spectrum, std::int64_t first_tile, std::int64_t tile_count,
-                          std::int64_t bin_stride, const output_tiles& sink, cudaStream_t stream) {
-    using shape = fused_shape<T>;
-    allow_shared_bytes(inverse_tiles<T>, shape::shared_bytes);
+template <class Geometry>
+void launch_inverse_tiles(engine& e, const float2* spectrum, std::int64_t first_tile, std::int64_t tile_count,
+                          std::int64_t bin_stride, const output_tiles<Geometry>& sink, cudaStream_t stream) {
+    constexpr int T = Geometry::static_extents.tile_extent;
+    const auto kernel = inverse_tiles<Geometry>;
+    allow_shared_bytes(kernel, fused_shared_bytes(T));
+    e.log_launch(reinterpret_cast<const void*>(kernel));
     const std::int64_t pair_count = (tile_count - first_tile + 1) / 2;
-    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * shape::pairs) {
-        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, shape::pairs)));
-        inverse_tiles<T><<<blocks, dim3(T, shape::pairs), shape::shared_bytes, stream>>>(
-            spectrum, first_tile, tile_count, first, bin_stride, sink);
+    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
+        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
+        kernel<<<blocks, dim3(T, fused_pairs(T)), fused_shared_bytes(T), stream>>>(spectrum, first_tile, tile_count,
+                                                                                   first, bin_stride, sink);
         FFTCONV_CHECK_LAUNCH();
     }
 }

@@ -1,12 +1,12 @@
-// fftconv/detail/kernels.cuh — the three data-movement kernels around the
-// FFTs. Each is written once against a Geometry with tile_geometry's member
+// fftconv/detail/cufft_tiles.cuh — the cuFFT path's three data-movement kernels
+// around the FFTs. Each is written once against a Geometry with tile_geometry's member
 // names: for a compiled configuration those are constants and the index
 // arithmetic folds; for the generic path they are kernel arguments.
 #pragma once
 
 #include <cstdint>
 
-#include "fftconv/detail/tiling.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
 
 namespace fftconv::detail {
 
@@ -32,16 +32,16 @@ __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __rest
                              Real* __restrict__ tiles, std::int64_t total) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
          idx += std::int64_t{gridDim.x} * blockDim.x) {
-        const int col = int(idx % geo.tile_extent);
-        const std::int64_t rest = idx / geo.tile_extent;
-        const int row = int(rest % geo.tile_extent);
-        const std::int64_t n = rest / geo.tile_extent;
+        const int col = int(idx % geo.tile_extent());
+        const std::int64_t rest = idx / geo.tile_extent();
+        const int row = int(rest % geo.tile_extent());
+        const std::int64_t n = rest / geo.tile_extent();
         const std::int64_t tile = n % e.tiles_per_image;
         const std::int64_t image = n / e.tiles_per_image;  // channel * batch + b
         const std::int64_t b = image % e.batch;
         const std::int64_t channel = image / e.batch;
-        const std::int64_t y0 = (tile / e.tiles_wide) * geo.out_tile + row;
-        const std::int64_t x0 = (tile % e.tiles_wide) * geo.out_tile + col;
+        const std::int64_t y0 = (tile / e.tiles_wide) * geo.out_tile() + row;
+        const std::int64_t x0 = (tile % e.tiles_wide) * geo.out_tile() + col;
         Real v = 0;
         if (y0 < e.height && x0 < e.width)
             v = x[b * e.strides.batch + channel * e.strides.channel + y0 * e.strides.row + x0];
@@ -58,16 +58,16 @@ __global__ void pad_filters(Geometry geo, std::int64_t in_channels, std::int64_t
                             std::int64_t total, Real scale) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
          idx += std::int64_t{gridDim.x} * blockDim.x) {
-        const int col = int(idx % geo.tile_extent);
-        const std::int64_t rest = idx / geo.tile_extent;
-        const int row = int(rest % geo.tile_extent);
-        const std::int64_t n = rest / geo.tile_extent;
+        const int col = int(idx % geo.tile_extent());
+        const std::int64_t rest = idx / geo.tile_extent();
+        const int row = int(rest % geo.tile_extent());
+        const std::int64_t n = rest / geo.tile_extent();
         const std::int64_t out_channel = n % out_channels;
         const std::int64_t in_channel = n / out_channels;
         Real v = 0;
-        if (row < geo.kernel_extent && col < geo.kernel_extent)
-            v = scale * w[((out_channel * in_channels + in_channel) * geo.kernel_extent + row) *
-                              geo.kernel_extent + col];
+        if (row < geo.kernel_extent() && col < geo.kernel_extent())
+            v = scale * w[((out_channel * in_channels + in_channel) * geo.kernel_extent() + row) *
+                              geo.kernel_extent() + col];
         tiles[idx] = v;
     }
 }
@@ -86,10 +86,10 @@ __global__ void scatter_tiles(Geometry geo, launch_extents e, const Real* __rest
         const std::int64_t image = rest / e.out_height;  // b * channels + o
         const std::int64_t o = image % e.channels;
         const std::int64_t b = image / e.channels;
-        const std::int64_t tile = (i / geo.out_tile) * e.tiles_wide + j / geo.out_tile;
+        const std::int64_t tile = (i / geo.out_tile()) * e.tiles_wide + j / geo.out_tile();
         const std::int64_t n = (o * e.batch + b) * e.tiles_per_image + tile;
         y[b * e.strides.batch + o * e.strides.channel + i * e.strides.row + j] = float(
-            tiles[(n * geo.tile_extent + i % geo.out_tile) * geo.tile_extent + j % geo.out_tile]);
+            tiles[(n * geo.tile_extent() + i % geo.out_tile()) * geo.tile_extent() + j % geo.out_tile()]);
     }
 }
 

@@ -1,0 +1,36 @@
+// fftconv/detail/spectral_product.hpp — the frequency-domain product of one
+// pass: for every bin f and output channel o in [first, last),
+//   output_spectrum[f] (M x o) = input_spectrum[f] (M x in) * conj(filter[f]) (in x o)
+// FP32 accumulation (never TF32) on the fused path, FP64 on the cuFFT path.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "fftconv/detail/spectral_gemm.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
+
+namespace fftconv::detail {
+
+// The filter spectrum a pass multiplies by, stored [bin][in][ld] (ld >= the
+// pass's last output channel + column_offset).
+struct filter_operand {
+    const void* data;            // float2 or double2, as the layout's precision
+    std::int64_t column_offset;  // the pass's output channel 0 is column column_offset of each row
+    std::int64_t ld;             // distance between consecutive input channels
+    std::int64_t bin_stride;     // distance between consecutive bins
+};
+
+// The tensor-core GEMM a configuration runs (spectral_gemm.cuh): the dynamic
+// one, or one instantiated for its channel count.
+using spectral_gemm_launcher = void (*)(const spectral_gemm_args&, cudaStream_t);
+
+// Enqueues the product on the engine's stream. `gemm` runs the fused path's
+// product where spectral_gemm_pays(); cuBLAS (CGEMM, or ZGEMM on the cuFFT
+// path) runs the rest.
+void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand& filter,
+                      const pipeline_buffers& b, std::int64_t first, std::int64_t last,
+                      spectral_gemm_launcher gemm = &spectral_gemm);
+
+}  // namespace fftconv::detail

@@ -1,0 +1,65 @@
+// src/spectral_product.cpp — the per-bin complex GEMMs of a pass.
+#include <algorithm>
+#include <climits>
+
+#include <cublas_v2.h>
+
+#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/engine.hpp"
+#include "fftconv/detail/spectral_product.hpp"
+
+namespace fftconv::detail {
+
+void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand& filter,
+                      const pipeline_buffers& b, std::int64_t first, std::int64_t last,
+                      spectral_gemm_launcher gemm) {
+    // Column-major per bin: input M x in (ld M); the filter spectrum is stored
+    // [in][ld], i.e. an ld x in matrix, and CUBLAS_OP_C turns it into the
+    // in x out conj(W) that cross-correlation needs, at no cost. Output
+    // channels [first, last) are rows first.. of that matrix and columns
+    // first.. of the output. The pass planner keeps M, in and ld below 2^31;
+    // the bin count (cuBLAS's int batch) can pass it for T > 65534, so bins
+    // go in chunks.
+    if (last <= first) return;
+    const int rows = int(t.gemm_rows);
+    const int in_channels = int(t.geometry.in_channels());
+    const std::int64_t bins = t.geometry.freq_bins();
+    const std::int64_t column = filter.column_offset + first;  // in the filter's rows
+    for (std::int64_t f0 = 0; f0 < bins; f0 += INT_MAX) {
+        const int count = int(std::min<std::int64_t>(bins - f0, INT_MAX));
+        if (t.geometry.double_intermediates()) {
+            const cuDoubleComplex one{1.0, 0.0}, zero{0.0, 0.0};
+            FFTCONV_CUBLAS_TRY(cublasZgemmStridedBatched(
+                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), in_channels, &one,
+                static_cast<const cuDoubleComplex*>(b.input_spectrum) + f0 * t.input_bin_stride, rows,
+                t.input_bin_stride,
+                static_cast<const cuDoubleComplex*>(filter.data) + column + f0 * filter.bin_stride, int(filter.ld),
+                filter.bin_stride, &zero,
+                static_cast<cuDoubleComplex*>(b.output_spectrum) + first * t.gemm_rows + f0 * t.output_bin_stride,
+                rows, t.output_bin_stride, count));
+        } else {
+            // Our split-TF32 tensor-core kernel where it measured faster than
+            // cuBLAS's FP32 CGEMM (and more accurate: spectral_gemm.hpp).
+            const spectral_gemm_args args{
+                static_cast<const float2*>(b.input_spectrum) + f0 * t.input_bin_stride,
+                static_cast<const float2*>(filter.data) + filter.column_offset + f0 * filter.bin_stride,
+                static_cast<float2*>(b.output_spectrum) + f0 * t.output_bin_stride,
+                t.gemm_rows, t.geometry.in_channels(), filter.ld, first, last, count,
+                t.input_bin_stride, filter.bin_stride, t.output_bin_stride};
+            if (spectral_gemm_pays(args)) {
+                gemm(args, e.stream());
+                continue;
+            }
+            const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
+            FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
+                e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), in_channels, &one,
+                static_cast<const cuComplex*>(b.input_spectrum) + f0 * t.input_bin_stride, rows, t.input_bin_stride,
+                static_cast<const cuComplex*>(filter.data) + column + f0 * filter.bin_stride, int(filter.ld),
+                filter.bin_stride, &zero,
+                static_cast<cuComplex*>(b.output_spectrum) + first * t.gemm_rows + f0 * t.output_bin_stride, rows,
+                t.output_bin_stride, count));
+        }
+    }
+}
+
+}  // namespace fftconv::detail

@@ -1,0 +1,117 @@
+// Compile-time specialization is real: each compiled configuration launches
+// kernels of its own (not the generic path's), a configuration of the
+// caller's can be added to a context and is the code that runs, and every
+// one of them meets the accuracy bar against float64.
+#include "doctest.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "conv_check.hpp"
+#include "dispatch_table.hpp"
+#include "fftconv/specialize.cuh"
+
+using namespace fftconv;
+
+namespace {
+
+// The kernels a call on `p` launches on `ctx`, checked against float64.
+std::vector<const void*> launched_by(context& ctx, const problem& p, std::uint64_t seed) {
+    std::vector<const void*> log;
+    ctx.engine().launch_log = &log;
+    testing::check_conv(ctx, p, seed);
+    ctx.engine().launch_log = nullptr;
+    return log;
+}
+
+bool contains(const std::vector<const void*>& v, const void* k) { return std::find(v.begin(), v.end(), k) != v.end(); }
+
+// A configuration of this test's own, not in the library's table.
+constexpr tile_config fused_own{5, 6, 16};    // fused transforms (T = 16)
+constexpr tile_config cufft_own{3, 4, 12};    // the cuFFT path (T = 12)
+
+}  // namespace
+
+TEST_CASE("each compiled configuration launches its own kernels, never the generic path's") {
+    for (const specialization& entry : detail::compiled_specializations()) {
+        const tile_config c = entry.config;
+        CAPTURE(c.kernel_extent);
+        CAPTURE(c.channels);
+        CAPTURE(c.tile_extent);
+        const problem p{2, c.channels, c.channels, c.kernel_extent + 40, c.kernel_extent + 29, c.kernel_extent};
+        context ctx;
+        REQUIRE(ctx.plan(p).path == path_kind::compiled);
+        const std::vector<const void*> own = entry.kernels();
+        const std::vector<const void*> compiled = launched_by(ctx, p, 11);
+        ctx.force_tile_extent(c.tile_extent);  // the generic path, same tile extent
+        REQUIRE(ctx.plan(p).path == path_kind::generic);
+        const std::vector<const void*> generic = launched_by(ctx, p, 11);
+        REQUIRE(!compiled.empty());
+        REQUIRE(!generic.empty());
+        for (const void* k : compiled) {
+            CHECK(contains(own, k));
+            CHECK_FALSE(contains(generic, k));
+        }
+        for (const void* k : generic) CHECK_FALSE(contains(own, k));
+        // Every kernel of the entry ran (filters, image, inverse).
+        for (const void* k : own) CHECK(contains(compiled, k));
+    }
+}
+
+TEST_CASE("including specialize.cuh reuses the library's instantiation of a compiled configuration") {
+    // compiled_configs.hpp declares them extern: this translation unit names
+    // the library's functions, it does not compile its own.
+    const specialization mine = specialize<detail::compiled_table[0]>();
+    const specialization library = detail::compiled_specializations()[0];
+    CHECK((mine.run == library.run));
+    CHECK((mine.transform_filter == library.transform_filter));
+    CHECK(mine.kernels() == library.kernels());
+}
+
+TEST_CASE("a configuration added to a context is found by its dispatch and is the code that runs") {
+    for (const specialization& s : {specialize<fused_own>(), specialize<cufft_own>()}) {
+        const tile_config c = s.config;
+        CAPTURE(c.kernel_extent);
+        CAPTURE(c.tile_extent);
+        context ctx;
+        const problem p{3, c.channels, c.channels, 37, 41, c.kernel_extent};
+        CHECK(ctx.plan(p).path == path_kind::generic);
+        ctx.add_specialization(s);
+        const dispatch_decision d = ctx.plan(p);
+        CHECK(d.path == path_kind::registered);
+        CHECK(d.geometry.tile_extent() == c.tile_extent);
+        const std::vector<const void*> own = s.kernels();
+        const std::vector<const void*> ran = launched_by(ctx, p, 23);
+        REQUIRE(!ran.empty());
+        for (const void* k : ran) CHECK(contains(own, k));
+        // A problem it does not fit still takes the generic path.
+        const problem other{1, c.channels + 1, c.channels, 37, 41, c.kernel_extent};
+        CHECK(ctx.plan(other).path == path_kind::generic);
+        testing::check_conv(ctx, other, 5);
+        // Filter reuse goes through it too.
+        testing::check_conv(ctx, p, 29, [](context& cx, const problem& q, const float* x, const float* w, float* y) {
+            const filter_spectrum spectrum = cx.transform_filter(q, w);
+            CHECK(spectrum.geometry().tile_extent() == cx.plan(q).geometry.tile_extent());
+            cx.conv2d(q, x, spectrum, y);
+        });
+    }
+}
+
+TEST_CASE("conv2d<Cfg> runs Cfg directly and refuses problems that do not fit it") {
+    context ctx;
+    const problem p{2, fused_own.channels, fused_own.channels, 30, 19, fused_own.kernel_extent};
+    std::vector<const void*> log;
+    ctx.engine().launch_log = &log;
+    testing::check_conv(ctx, p, 41, [](context& cx, const problem& q, const float* x, const float* w, float* y) {
+        conv2d<fused_own>(cx, q, x, w, y);
+    });
+    ctx.engine().launch_log = nullptr;
+    const std::vector<const void*> own = specialize<fused_own>().kernels();
+    REQUIRE(!log.empty());
+    for (const void* k : log) CHECK(contains(own, k));
+    auto t = testing::make_conv_tensors(p, 1);
+    const problem wrong{2, fused_own.channels, fused_own.channels, 30, 19, fused_own.kernel_extent + 1};
+    CHECK_THROWS_WITH_AS(conv2d<fused_own>(ctx, wrong, t.x.data(), t.w.data(), t.y.data()),
+                         doctest::Contains("does not fit the configuration"), error);
+}
