@@ -1,4 +1,4 @@
-// src/errors.cpp — status names and the throw helpers behind the TRY macros.
+// src/status.cpp — status names and the throw helpers behind the TRY macros (status.hpp, detail/check.hpp).
 #include <string>
 
 #include "fftconv/detail/check.hpp"
