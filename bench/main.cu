@@ -1,8 +1,13 @@
 // bench/main.cu — fftconv-bench: fftconv on the leaderboard shapes (or your
-// own), verified against the float64 oracle and timed against cuDNN.
+// own), verified against the float64 oracle and timed against cuDNN. Every
+// shape that runs a compiled configuration is also timed on the generic path
+// forced to the same tile extent (row "fftconv-generic", unless --no-generic):
+// the same algorithm with runtime geometry, so the two rows measure what the
+// compile-time specialisation gains.
 #include <cublas_v2.h>
 #include <cufft.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -68,17 +73,24 @@ std::size_t free_device_bytes() {
     return free;
 }
 
-// fftconv on one shape in a fresh context (so its memory is this shape's alone).
+// The row of the generic path forced to a compiled configuration's tile extent.
+constexpr const char* generic_row = "fftconv-generic";
+
+// fftconv on one shape in a fresh context (so its memory is this shape's
+// alone); forced_tile > 0 forces the generic path at that tile extent. The
+// decision it ran under goes to *decision when that is non-null.
 bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const float* x, const float* w,
                                     float* y, const std::vector<double>& exact, const options& o,
-                                    const bench::l2_flusher* flusher, cudaStream_t stream) {
+                                    const bench::l2_flusher* flusher, cudaStream_t stream,
+                                    dispatch_decision* decision = nullptr) {
     bench::algorithm_result r;
     r.name = "fftconv";
     const std::size_t free_before = free_device_bytes();
     context ctx(stream);
     ctx.force_tile_extent(forced_tile);
     const dispatch_decision d = ctx.plan(p);
-    r.detail = std::string(to_string(d.path)) + " T=" + std::to_string(d.config.tile_extent);
+    if (decision != nullptr) *decision = d;
+    r.detail = std::string(to_string(d.path)) + " T=" + std::to_string(d.geometry.tile_extent());
     r.workspace_bytes = ctx.workspace_size(p);
 
     reference::fill_nan(y, p.output_elements(), stream);
@@ -97,6 +109,22 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
     r.time = bench::time_calls(o.repetitions, flusher, stream, call);
     r.ran = true;
     return r;
+}
+
+// The compiled configuration `p` runs at tile extent T: the first table entry
+// with its kernel extent, in = out channels and T (dispatch.hpp's rule).
+const tile_config* compiled_entry(const problem& p, int tile_extent) {
+    for (const tile_config& c : compiled_configs())
+        if (c.kernel_extent == p.kernel_extent && c.channels == p.in_channels &&
+            c.channels == p.out_channels && c.tile_extent == tile_extent)
+            return &c;
+    return nullptr;
+}
+
+std::string config_label(const tile_config& c) {
+    std::ostringstream s;  // not "K" + std::to_string(...): GCC 12 warns falsely (-Wrestrict, PR 105329)
+    s << "K" << c.kernel_extent << " C" << c.channels << " T" << c.tile_extent;
+    return s.str();
 }
 
 }  // namespace
@@ -137,6 +165,7 @@ int main(int argc, char** argv) {
         }
 
         bool all_pass = true;
+        std::vector<tile_config> compared;  // compiled configurations timed against the generic path
         for (std::size_t i = 0; i < todo.size(); ++i) {
             const problem& p = todo[i].second;
             validate(p);
@@ -157,7 +186,22 @@ int main(int argc, char** argv) {
             }
             if (o.tile_sweep.empty()) {
                 bench::progress("  fftconv: " + std::to_string(o.repetitions) + " timed calls");
-                sr.algorithms.push_back(run_fftconv(p, 0, x.data(), w.data(), y.data(), exact, o, flush, stream));
+                dispatch_decision d{};
+                sr.algorithms.push_back(
+                    run_fftconv(p, 0, x.data(), w.data(), y.data(), exact, o, flush, stream, &d));
+                if (o.compare_generic && d.path == path_kind::compiled) {
+                    // Same inputs, same reference, same tile extent; runtime geometry.
+                    const int t = d.geometry.tile_extent();
+                    bench::progress("  fftconv, generic path forced to the compiled T=" + std::to_string(t) +
+                                    ": " + std::to_string(o.repetitions) + " timed calls");
+                    auto r = run_fftconv(p, t, x.data(), w.data(), y.data(), exact, o, flush, stream);
+                    r.name = generic_row;
+                    r.detail += " (forced)";
+                    sr.algorithms.push_back(std::move(r));
+                    const tile_config* c = compiled_entry(p, t);
+                    if (c != nullptr && std::find(compared.begin(), compared.end(), *c) == compared.end())
+                        compared.push_back(*c);
+                }
                 if (o.cudnn) {
                     if (bench::cudnn_available()) {
                         for (auto& r : bench::run_cudnn_peers(p, x.data(), w.data(), y.data(), exact,
@@ -184,6 +228,16 @@ int main(int argc, char** argv) {
             results.push_back(std::move(sr));
         }
 
+        if (o.tile_sweep.empty() && o.compare_generic) {
+            // Say which compiled configurations these shapes left without a comparison.
+            std::string missed;
+            for (const tile_config& c : compiled_configs())
+                if (std::find(compared.begin(), compared.end(), c) == compared.end())
+                    missed += (missed.empty() ? "" : ", ") + config_label(c);
+            if (!missed.empty())
+                bench::progress("compiled configurations no shape of this run used (no " +
+                                std::string(generic_row) + " row for them): " + missed);
+        }
         bench::progress("done; writing " + o.out_prefix + ".{json,md,svg}");
         bench::print_table(info, results);
         bench::write_json(o.out_prefix + ".json", info, results);

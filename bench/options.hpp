@@ -20,6 +20,10 @@ struct options {
     bool flush = true;
     bool reuse_filter = false;
     bool cudnn = true;
+    // For each shape on a compiled configuration, also time the generic path
+    // forced to the same tile extent (row "fftconv-generic"): what the
+    // compile-time specialisation gains. Off with --no-generic.
+    bool compare_generic = true;
     std::string out_prefix = "fftconv-bench";
     std::string commit = FFTCONV_COMMIT;
 };

@@ -10,7 +10,8 @@
 namespace fftconv::bench {
 
 struct algorithm_result {
-    std::string name;        // "fftconv", "cudnn_deterministic", "cudnn_fastest"
+    std::string name;        // "fftconv", "fftconv-generic", "cudnn_deterministic", "cudnn_fastest";
+                             // "fftconv_T<T>" in a --tiles sweep
     std::string detail;      // tile extent, cuDNN algorithm name, ...
     bool ran = false;        // false: not available (why in `detail`)
     timing time;

@@ -273,7 +273,11 @@ void write_svg(const std::string& path, const run_info& info, const std::vector<
     const double log_lo = std::floor(std::log10(lo)), log_hi = std::ceil(std::log10(hi));
     const int left = 210, width = 620, bar = 14, gap = 10, top = 60;
     const int group = int(names.size()) * bar + gap;
-    const int height = top + int(shapes.size()) * group + 70;
+    // The legend: up to four names a row (a --tiles sweep can name many).
+    const int legend_step = 180, legend_per_row = 4, legend_row = 18;
+    const int legend_rows = std::max(1, (int(names.size()) + legend_per_row - 1) / legend_per_row);
+    const int height = top + int(shapes.size()) * group + 70 + (legend_rows - 1) * legend_row;
+    const int axis_bottom = top + int(shapes.size()) * group + 10;
     auto x_of = [&](double ms) {
         return left + width * (std::log10(ms) - log_lo) / std::max(log_hi - log_lo, 1.0);
     };
@@ -287,8 +291,8 @@ void write_svg(const std::string& path, const run_info& info, const std::vector<
     for (double e = log_lo; e <= log_hi; e += 1) {
         const double x = x_of(std::pow(10.0, e));
         f << "<line x1=\"" << x << "\" y1=\"" << top - 5 << "\" x2=\"" << x << "\" y2=\""
-          << height - 60 << "\" stroke=\"#ddd\"/>\n";
-        f << "<text x=\"" << x << "\" y=\"" << height - 45 << "\" text-anchor=\"middle\">"
+          << axis_bottom << "\" stroke=\"#ddd\"/>\n";
+        f << "<text x=\"" << x << "\" y=\"" << axis_bottom + 15 << "\" text-anchor=\"middle\">"
           << number(std::pow(10.0, e)) << "</text>\n";
     }
     for (std::size_t i = 0; i < shapes.size(); ++i) {
@@ -307,9 +311,10 @@ void write_svg(const std::string& path, const run_info& info, const std::vector<
         }
     }
     for (std::size_t k = 0; k < names.size(); ++k) {
-        const int x = left + int(k) * 180;
-        f << "<rect x=\"" << x << "\" y=\"" << height - 30 << "\" width=\"12\" height=\"12\" fill=\""
-          << colors[k % 6] << "\"/><text x=\"" << x + 16 << "\" y=\"" << height - 20 << "\">" << xml_text(names[k])
+        const int x = left + int(k) % legend_per_row * legend_step;
+        const int y = axis_bottom + 40 + int(k) / legend_per_row * legend_row;
+        f << "<rect x=\"" << x << "\" y=\"" << y << "\" width=\"12\" height=\"12\" fill=\""
+          << colors[k % 6] << "\"/><text x=\"" << x + 16 << "\" y=\"" << y + 10 << "\">" << xml_text(names[k])
           << "</text>\n";
     }
     f << "</svg>\n";

@@ -14,7 +14,7 @@ struct shape_result {
     std::string role;  // "benchmark", "test" or "custom"
     problem shape;
     std::uint64_t seed = 0;
-    std::vector<algorithm_result> algorithms;  // fftconv first, then peers
+    std::vector<algorithm_result> algorithms;  // fftconv first, then fftconv-generic, then peers
 };
 
 struct run_info {

@@ -25,10 +25,17 @@ int main(int argc, char** argv) {
     fftconv_result.time.mean_ms = 2.0;
     fftconv_result.time.median_ms = 2.0;
     fftconv_result.time.min_ms = 1.0;
+    algorithm_result generic = fftconv_result;  // the generic path forced to the compiled T
+    generic.name = "fftconv-generic";
+    generic.detail = "generic T=32 (forced)";
+    generic.time.samples_ms = {3.0f, 4.0f, 5.0f};
+    generic.time.mean_ms = 4.0;
+    generic.time.median_ms = 4.0;
+    generic.time.min_ms = 3.0;
     algorithm_result missing;
     missing.name = "cudnn";
     missing.detail = "not available: <built without cuDNN>";
-    shape_result shape{"custom", fftconv::problem{1, 2, 3, 16, 16, 5}, 7, {fftconv_result, missing}};
+    shape_result shape{"custom", fftconv::problem{1, 2, 3, 16, 16, 5}, 7, {fftconv_result, generic, missing}};
     const std::vector<shape_result> shapes{shape};
     const std::string prefix = argv[1];
     write_json(prefix + ".json", info, shapes);
