@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "fftconv/status.hpp"
+#include "version.hpp"
 
 namespace fftconv::bench {
 namespace {
@@ -54,6 +55,7 @@ void check_writable(const std::string& path) {
 
 options parse_options(int argc, char** argv) {
     options o;
+    o.commit = build_commit;
     CLI::App app{
         "fftconv-bench: fftconv on the 10 leaderboard shapes (or --shape ones), checked against a "
         "float64 direct convolution and timed against cuDNN's strict-FP32 algorithms. Writes "
@@ -81,7 +83,7 @@ options parse_options(int argc, char** argv) {
     app.add_option("--out", o.out_prefix, "Output prefix: writes PREFIX.json, PREFIX.md, PREFIX.svg")
         ->type_name("PREFIX")
         ->capture_default_str();
-    app.add_option("--commit", o.commit, "The commit to record (default: the build's)")
+    app.add_option("--commit", o.commit, "The commit to record (default: the build's, from git when it was built)")
         ->type_name("HASH")
         ->capture_default_str();
     try {

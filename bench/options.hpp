@@ -7,10 +7,6 @@
 
 #include "fftconv/problem.hpp"
 
-#ifndef FFTCONV_COMMIT
-#define FFTCONV_COMMIT "unknown"
-#endif
-
 namespace fftconv::bench {
 
 struct options {
@@ -25,7 +21,7 @@ struct options {
     // compile-time specialisation gains. Off with --no-generic.
     bool compare_generic = true;
     std::string out_prefix = "fftconv-bench";
-    std::string commit = FFTCONV_COMMIT;
+    std::string commit;  // parse_options: --commit, else the build's (version.hpp, 'unknown' outside git)
 };
 
 // The largest --reps: a million calls of the smallest shape already take
