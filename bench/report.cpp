@@ -179,7 +179,9 @@ void write_json(const std::string& path, const run_info& info, const std::vector
         {"l2_flush", info.l2_flush},
         {"l2_flush_bytes", info.l2_flush_bytes},
         {"reuse_filter", info.reuse_filter},
-        {"accuracy_bar", {{"max_relative_l2", 1e-6}, {"elementwise", "|y - exact| <= 1e-3 + 1e-3 |exact|"}}},
+        {"accuracy_bar", {{"max_relative_l2", reference::max_relative_l2},
+                          {"elementwise", "|y - exact| <= " + number(reference::absolute_tolerance) + " + " +
+                                              number(reference::relative_tolerance) + " |exact|"}}},
     };
     // Non-finite figures (a failed run) are written as null.
     auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
@@ -231,8 +233,9 @@ void write_markdown(const std::string& path, const run_info& info, const std::ve
       << ", commit `" << markdown_text(info.commit) << "`, " << info.date << ". " << info.repetitions
       << " timed calls each, " << (info.l2_flush ? "L2 flushed before every call" : "no L2 flush")
       << ", " << (info.reuse_filter ? "filter transformed once" : "filter FFT in every call")
-      << ". Accuracy against a float64 direct convolution: relative L2, and the worst element as a "
-         "fraction of 1e-3 + 1e-3·|exact| (≤ 1 passes).\n\n";
+      << ". Accuracy against a float64 direct convolution: relative L2 (≤ " << number(reference::max_relative_l2)
+      << " passes), and the worst element as a fraction of " << number(reference::absolute_tolerance) << " + "
+      << number(reference::relative_tolerance) << "·|exact| (≤ 1 passes).\n\n";
     f << "| shape (H×W K C B) | algorithm | detail | mean ms | median ms | min ms | rel L2 | worst | peak MiB | fftconv speedup |\n";
     f << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
     char buf[512];
