@@ -35,19 +35,6 @@ owned_event make_event() {
 }
 
 
-device_buffer allocate_device(std::size_t bytes, const char* what) {
-    void* p = nullptr;
-    const cudaError_t code = cudaMalloc(&p, std::max<std::size_t>(bytes, 1));
-    if (code != cudaSuccess) {
-        (void)cudaGetLastError();  // clear the (non-sticky) allocation error we caused
-        throw error(code == cudaErrorMemoryAllocation ? status::out_of_memory : status::cuda_error,
-                    std::string("fftconv: allocating ") + std::to_string(bytes) + " bytes for " +
-                        what + " failed: " + cudaGetErrorName(code) + " (" +
-                        cudaGetErrorString(code) + ")");
-    }
-    return device_buffer(p);
-}
-
 engine::engine(cudaStream_t stream) : stream_(stream) {
     FFTCONV_CUDA_TRY(cudaGetDevice(&device_));
     cublasHandle_t h = nullptr;

@@ -74,7 +74,8 @@ struct specialization {
     // The filter spectrum of w ([bin][in][out], the layout run() reads).
     void (*transform_filter)(detail::engine&, const problem&, const float* w, void* spectrum);
     // The kernels run() launches (their addresses as the instantiating
-    // translation unit sees them): lets a test check which code ran.
+    // translation unit sees them; for the GEMM, its launcher): lets a test
+    // check which code ran against the engine's launch log. Not stable API.
     std::vector<const void*> (*kernels)();
 };
 

@@ -46,7 +46,8 @@ std::vector<const void*> specialized_kernels() {
     if constexpr (has_fused_fft(Cfg.tile_extent))
         return {reinterpret_cast<const void*>(forward_tiles<G, image_tiles<G>>),
                 reinterpret_cast<const void*>(forward_tiles<G, filter_tiles<G>>),
-                reinterpret_cast<const void*>(inverse_tiles<G>)};
+                reinterpret_cast<const void*>(inverse_tiles<G>),
+                reinterpret_cast<const void*>(spectral_gemm_for<G>())};
     else
         return {reinterpret_cast<const void*>(pad_filters<G, double>),
                 reinterpret_cast<const void*>(gather_tiles<G, double>),

@@ -137,6 +137,8 @@ PYBIND11_MODULE(_native, m) {
         .def_property_readonly("tile_extent", [](const dispatch_decision& d) { return d.geometry.tile_extent(); })
         .def_property_readonly("kernel_extent", [](const dispatch_decision& d) { return d.geometry.kernel_extent(); })
         .def_property_readonly("out_tile", [](const dispatch_decision& d) { return d.geometry.out_tile(); })
+        .def_property_readonly("in_channels", [](const dispatch_decision& d) { return d.geometry.in_channels(); })
+        .def_property_readonly("out_channels", [](const dispatch_decision& d) { return d.geometry.out_channels(); })
         .def("__repr__", [](const dispatch_decision& d) {
             return std::string("fftconv.Plan(path='") + to_string(d.path) +
                    "', tile_extent=" + std::to_string(d.geometry.tile_extent()) + ")";

@@ -5,6 +5,7 @@
 #include "doctest.hpp"
 
 #include <algorithm>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,11 @@ TEST_CASE("each compiled configuration launches its own kernels, never the gener
         CAPTURE(c.kernel_extent);
         CAPTURE(c.channels);
         CAPTURE(c.tile_extent);
-        const problem p{2, c.channels, c.channels, c.kernel_extent + 40, c.kernel_extent + 29, c.kernel_extent};
+        // 3 x 3 tiles per image, batch 4: 40 GEMM rows, so the tensor-core
+        // GEMM (instantiated for the entry's channel count) runs too.
+        const int out_tile = c.tile_extent - c.kernel_extent + 1;
+        const problem p{4, c.channels, c.channels, c.kernel_extent - 1 + 3 * out_tile,
+                        c.kernel_extent + 4 + 2 * out_tile, c.kernel_extent};
         context ctx;
         REQUIRE(ctx.plan(p).path == path_kind::compiled);
         const std::vector<const void*> own = entry.kernels();
@@ -54,19 +59,28 @@ TEST_CASE("each compiled configuration launches its own kernels, never the gener
             CHECK_FALSE(contains(generic, k));
         }
         for (const void* k : generic) CHECK_FALSE(contains(own, k));
-        // Every kernel of the entry ran (filters, image, inverse).
+        // Every kernel of the entry ran (filters, image, inverse, and the GEMM).
         for (const void* k : own) CHECK(contains(compiled, k));
     }
 }
 
-TEST_CASE("including specialize.cuh reuses the library's instantiation of a compiled configuration") {
-    // compiled_configs.hpp declares them extern: this translation unit names
-    // the library's functions, it does not compile its own.
-    const specialization mine = specialize<detail::compiled_table[0]>();
-    const specialization library = detail::compiled_specializations()[0];
-    CHECK((mine.run == library.run));
-    CHECK((mine.transform_filter == library.transform_filter));
-    CHECK(mine.kernels() == library.kernels());
+// compiled_configs.hpp declares the library's entries extern: this
+// translation unit names the library's functions (the symbol check
+// check_extern_instantiations.py shows it compiles none of them itself).
+template <std::size_t... I>
+void check_library_instantiations(std::index_sequence<I...>) {
+    const auto library = detail::compiled_specializations();
+    REQUIRE(library.size() == sizeof...(I));
+    const specialization mine[] = {specialize<detail::compiled_table[I]>()..., specialize<fused_own>()};
+    for (std::size_t i = 0; i < library.size(); ++i) {
+        CHECK((mine[i].run == library[i].run));
+        CHECK((mine[i].transform_filter == library[i].transform_filter));
+        CHECK(mine[i].kernels() == library[i].kernels());
+    }
+}
+
+TEST_CASE("including specialize.cuh reuses the library's instantiations of its compiled configurations") {
+    check_library_instantiations(std::make_index_sequence<detail::compiled_table.size()>{});
 }
 
 TEST_CASE("a configuration added to a context is found by its dispatch and is the code that runs") {

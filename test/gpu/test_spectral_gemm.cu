@@ -112,7 +112,7 @@ error_stats compare(const gemm_case& g, const spectral_gemm_args& layout, const 
 }
 
 void cublas_fp32(cublasHandle_t blas, const spectral_gemm_args& a, cudaStream_t stream) {
-    // engine.cpp's multiply_spectra before this kernel: FP32 (no TF32) CGEMM.
+    // multiply_spectra (src/spectral_product.cpp) before this kernel: FP32 (no TF32) CGEMM.
     const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
     FFTCONV_CUBLAS_TRY(cublasSetStream(blas, stream));
     FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(

@@ -79,13 +79,11 @@ int check_every_compiled_geometry(std::index_sequence<I...>) {
 TEST_CASE("every table entry's compile-time geometry matches a brute-force count and its runtime twin") {
     const int entries =
         check_every_compiled_geometry(std::make_index_sequence<detail::compiled_table.size()>{});
-    CHECK(entries == int(compiled_configs().size()));
-    CHECK(entries >= 1);
+    CHECK(entries == int(compiled_configs().size()));  // an empty table (-Dconfigs=) checks nothing here
 }
 
 TEST_CASE("every listed configuration is reachable: a problem of its shape dispatches to it") {
     const auto configs = compiled_configs();
-    REQUIRE(!configs.empty());
     for (std::size_t i = 0; i < configs.size(); ++i) {
         const tile_config c = configs[i];
         CAPTURE(i);

@@ -1,6 +1,7 @@
 // fftconv/detail/check.hpp — every CUDA, cuFFT and cuBLAS call goes through
 // one of these macros, in every build type. A failure throws fftconv::error
-// with "file:line: call: CODE (meaning)".
+// with "file:line: call: CODE (meaning)". The throw helpers are defined in
+// src/status.cpp, beside fftconv::error.
 #pragma once
 
 #include <cublas_v2.h>

@@ -126,7 +126,8 @@ public:
     // Makes `waiter` wait for all work enqueued so far on `signaller`.
     void order(cudaStream_t signaller, cudaStream_t waiter, side_event which);
 
-    // 0: automatic (compiled table, then the generic heuristic).
+    // 0: automatic (registered specializations, the compiled table, then the
+    // generic heuristic).
     int forced_tile_extent = 0;
     // Configurations added with context::add_specialization: searched before
     // the compiled table, the latest added first.

@@ -8,13 +8,13 @@
 //       sum_{c < in_channels} input[f*input_bin_stride + c*rows + m]
 //                             * conj(filter[f*filter_bin_stride + c*out_channels + o])
 //
-// i.e. the layouts of tiling.hpp: input spectrum [bin][in_channel][row],
+// i.e. the layouts of workspace_layout.hpp: input spectrum [bin][in_channel][row],
 // filter spectrum [bin][in_channel][out_channel], output spectrum
 // [bin][out_channel][row]. Output channels outside [first_out, last_out) are
 // neither read nor written, so the pipeline can run the two output halves as
 // two calls. This is the same product as
 // cublasCgemmStridedBatched(N, C, rows, last_out - first_out, in_channels, ...)
-// in engine.cpp's multiply_spectra.
+// in spectral_product.cpp's multiply_spectra.
 //
 // How (spectral_gemm.cuh: the kernel and its launch path, as templates;
 // src/spectral_gemm.cu defines the two functions below): mma.sync TF32 with
