@@ -25,6 +25,8 @@ def test_plan_takes_a_compiled_configuration_when_the_problem_matches_it():
     assert plan.path == "compiled"
     assert plan.tile_extent == tile_extent
     assert plan.kernel_extent == kernel_extent
+    assert (plan.in_channels, plan.out_channels) == (channels, channels)
+    assert plan.out_tile == tile_extent - kernel_extent + 1
 
 
 def test_plan_takes_the_generic_path_for_other_problems():
@@ -35,6 +37,7 @@ def test_plan_takes_the_generic_path_for_other_problems():
                                         height=50, width=41, kernel_extent=7))
     assert plan.path == "generic"
     assert plan.tile_extent >= 7
+    assert (plan.in_channels, plan.out_channels) == (in_channels, 5)
 
 
 def test_problem_for_reads_shapes():
