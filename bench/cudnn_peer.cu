@@ -64,7 +64,7 @@ struct descriptors {
         w.reset(f);
         BENCH_CUDNN_TRY(cudnnSetFilter4dDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
                                                    int(p.out_channels), int(p.in_channels),
-                                                   int(p.kernel_extent), int(p.kernel_extent)));
+                                                   int(p.kernel.height), int(p.kernel.height)));
         cudnnConvolutionDescriptor_t c;
         BENCH_CUDNN_TRY(cudnnCreateConvolutionDescriptor(&c));
         conv.reset(c);

@@ -115,7 +115,7 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
 // with its kernel extent, in = out channels and T (dispatch.hpp's rule).
 const tile_config* compiled_entry(const problem& p, int tile_extent) {
     for (const tile_config& c : compiled_configs())
-        if (c.kernel_extent == p.kernel_extent && c.channels == p.in_channels &&
+        if (c.kernel_extent == p.kernel.height && c.channels == p.in_channels &&
             c.channels == p.out_channels && c.tile_extent == tile_extent)
             return &c;
     return nullptr;
@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
                 }
             } else {
                 for (int t : o.tile_sweep) {
-                    if (t < p.kernel_extent) continue;
+                    if (t < p.kernel.height) continue;
                     bench::progress("  fftconv, tile extent " + std::to_string(t));
                     auto r = run_fftconv(p, t, x.data(), w.data(), y.data(), exact, o, flush, stream);
                     r.name = "fftconv_T" + std::to_string(t);

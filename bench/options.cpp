@@ -108,7 +108,7 @@ void check_before_running(const options& o) {
         } catch (const error& e) {
             fail(std::string("--shape ") + std::to_string(p.batch) + "," + std::to_string(p.in_channels) + "," +
                  std::to_string(p.out_channels) + "," + std::to_string(p.height) + "," +
-                 std::to_string(p.width) + "," + std::to_string(p.kernel_extent) + ": " + e.what());
+                 std::to_string(p.width) + "," + std::to_string(p.kernel.height) + ": " + e.what());
         }
     }
     for (const char* suffix : {".json", ".md", ".svg"}) check_writable(o.out_prefix + suffix);

@@ -16,7 +16,7 @@ namespace {
 std::string shape_label(const shape_result& s) {
     const problem& p = s.shape;
     std::ostringstream o;
-    o << p.height << "x" << p.width << " K" << p.kernel_extent << " C" << p.in_channels;
+    o << p.height << "x" << p.width << " K" << p.kernel.height << " C" << p.in_channels;
     if (p.out_channels != p.in_channels) o << "->" << p.out_channels;
     o << " B" << p.batch;
     return o.str();
@@ -211,7 +211,7 @@ void write_json(const std::string& path, const run_info& info, const std::vector
         }
         shape_list.push_back({{"role", s.role}, {"batch", p.batch}, {"in_channels", p.in_channels},
                               {"out_channels", p.out_channels}, {"height", p.height}, {"width", p.width},
-                              {"kernel_extent", p.kernel_extent}, {"seed", s.seed},
+                              {"kernel_extent", p.kernel.height}, {"seed", s.seed},
                               {"algorithms", algorithms}});
     }
     out["shapes"] = shape_list;

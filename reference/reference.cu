@@ -27,10 +27,10 @@ __global__ void direct_conv_kernel(problem p, std::int64_t out_height, std::int6
         double sum = 0.0;
         for (std::int64_t c = 0; c < p.in_channels; ++c) {
             const float* xc = x + ((b * p.in_channels + c) * p.height + i) * p.width + j;
-            const float* wc = w + (o * p.in_channels + c) * p.kernel_extent * p.kernel_extent;
-            for (std::int64_t u = 0; u < p.kernel_extent; ++u)
-                for (std::int64_t v = 0; v < p.kernel_extent; ++v)
-                    sum += double(xc[u * p.width + v]) * double(wc[u * p.kernel_extent + v]);
+            const float* wc = w + (o * p.in_channels + c) * p.kernel.height * p.kernel.height;
+            for (std::int64_t u = 0; u < p.kernel.height; ++u)
+                for (std::int64_t v = 0; v < p.kernel.height; ++v)
+                    sum += double(xc[u * p.width + v]) * double(wc[u * p.kernel.height + v]);
         }
         y[idx] = sum;
     }
@@ -77,13 +77,13 @@ __global__ void sampled_conv_kernel(problem p, std::int64_t out_height, std::int
     const std::int64_t i = (idx / out_width) % out_height;
     const std::int64_t o = (idx / (out_width * out_height)) % p.out_channels;
     const std::int64_t b = idx / (out_width * out_height * p.out_channels);
-    const std::int64_t taps = p.in_channels * p.kernel_extent * p.kernel_extent;
+    const std::int64_t taps = p.in_channels * p.kernel.height * p.kernel.height;
     double sum = 0.0;
     for (std::int64_t t = threadIdx.x; t < taps; t += blockDim.x) {
-        const std::int64_t v = t % p.kernel_extent, u = (t / p.kernel_extent) % p.kernel_extent;
-        const std::int64_t c = t / (p.kernel_extent * p.kernel_extent);
+        const std::int64_t v = t % p.kernel.height, u = (t / p.kernel.height) % p.kernel.height;
+        const std::int64_t c = t / (p.kernel.height * p.kernel.height);
         sum += double(x[((b * p.in_channels + c) * p.height + i + u) * p.width + j + v]) *
-               double(w[((o * p.in_channels + c) * p.kernel_extent + u) * p.kernel_extent + v]);
+               double(w[((o * p.in_channels + c) * p.kernel.height + u) * p.kernel.height + v]);
     }
     __shared__ double partial[threads];
     partial[threadIdx.x] = sum;
@@ -121,12 +121,12 @@ std::vector<double> direct_conv_cpu(const problem& p, const std::vector<float>& 
                 for (std::int64_t j = 0; j < p.out_width(); ++j) {
                     double sum = 0.0;
                     for (std::int64_t c = 0; c < p.in_channels; ++c)
-                        for (std::int64_t u = 0; u < p.kernel_extent; ++u)
-                            for (std::int64_t v = 0; v < p.kernel_extent; ++v)
+                        for (std::int64_t u = 0; u < p.kernel.height; ++u)
+                            for (std::int64_t v = 0; v < p.kernel.height; ++v)
                                 sum += double(x[std::size_t(((b * p.in_channels + c) * p.height + i + u) *
                                                                 p.width + j + v)]) *
-                                       double(w[std::size_t(((o * p.in_channels + c) * p.kernel_extent + u) *
-                                                                p.kernel_extent + v)]);
+                                       double(w[std::size_t(((o * p.in_channels + c) * p.kernel.height + u) *
+                                                                p.kernel.height + v)]);
                     y[idx++] = sum;
                 }
     return y;

@@ -22,7 +22,7 @@ constexpr std::array<specialization, sizeof...(I)> make_table(std::index_sequenc
 const auto table = make_table(std::make_index_sequence<compiled_table.size()>{});
 
 dispatch_decision decision(path_kind path, const problem& p, int tile_extent) {
-    return {path, tile_geometry<>(int(p.kernel_extent), p.in_channels, p.out_channels, tile_extent)};
+    return {path, tile_geometry<>(int(p.kernel.height), p.in_channels, p.out_channels, tile_extent)};
 }
 
 }  // namespace
@@ -31,11 +31,11 @@ std::span<const specialization> compiled_specializations() noexcept { return tab
 
 route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent) {
     validate(p);
-    if (forced_tile_extent < 0 || (forced_tile_extent > 0 && (forced_tile_extent < p.kernel_extent ||
+    if (forced_tile_extent < 0 || (forced_tile_extent > 0 && (forced_tile_extent < p.kernel.height ||
                                                               forced_tile_extent > max_forced_tile_extent)))
         throw_invalid("fftconv: forced tile extent " + std::to_string(forced_tile_extent) +
                       " must be 0 (automatic) or from problem.kernel_extent = " +
-                      std::to_string(p.kernel_extent) + " to " + std::to_string(max_forced_tile_extent));
+                      std::to_string(p.kernel.height) + " to " + std::to_string(max_forced_tile_extent));
     if (forced_tile_extent > 0) return {nullptr, decision(path_kind::generic, p, forced_tile_extent)};
     for (auto it = registered.rbegin(); it != registered.rend(); ++it)
         if (matches(it->config, p)) return {&*it, decision(path_kind::registered, p, it->config.tile_extent)};

@@ -15,9 +15,9 @@ int main() {
     const fftconv::dispatch_decision d = fftconv::choose_dispatch(p);
     std::printf("plan for %s: %s path, tile extent %d\n", fftconv::to_string(p).c_str(),
                 fftconv::to_string(d.path), d.geometry.tile_extent());
-    if (d.geometry.tile_extent() < p.kernel_extent) {
+    if (d.geometry.tile_extent() < p.kernel.height) {
         std::printf("FAIL: tile extent %d is smaller than the kernel %lld\n", d.geometry.tile_extent(),
-                    static_cast<long long>(p.kernel_extent));
+                    static_cast<long long>(p.kernel.height));
         ++failures;
     }
 

@@ -43,7 +43,7 @@ std::span<const tile_config> compiled_configs() noexcept;
 // A problem fits a configuration when its kernel extent is the configuration's
 // and both channel counts equal the configuration's channels.
 constexpr bool matches(const tile_config& c, const problem& p) {
-    return p.kernel_extent == c.kernel_extent && p.in_channels == c.channels && p.out_channels == c.channels;
+    return p.kernel.height == c.kernel_extent && p.in_channels == c.channels && p.out_channels == c.channels;
 }
 
 // Validates `p`, then picks its path among the compiled configurations and

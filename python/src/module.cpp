@@ -24,7 +24,7 @@ namespace {
 
 shape4 input_shape(const problem& p) { return {p.batch, p.in_channels, p.height, p.width}; }
 shape4 filter_shape(const problem& p) {
-    return {p.out_channels, p.in_channels, p.kernel_extent, p.kernel_extent};
+    return {p.out_channels, p.in_channels, p.kernel.height, p.kernel.height};
 }
 shape4 output_shape(const problem& p) { return {p.batch, p.out_channels, p.out_height(), p.out_width()}; }
 

@@ -152,7 +152,7 @@ TEST_CASE("a NaN or Inf in x stays in its sample and in the tiles that read it")
             context ctx;
             ctx.force_tile_extent(forced);
             const int tile = ctx.plan(p).geometry.tile_extent();
-            const int out_tile = tile - int(p.kernel_extent) + 1;
+            const int out_tile = tile - int(p.kernel.height) + 1;
             const std::int64_t tiles_wide = (wo + out_tile - 1) / out_tile;
             CAPTURE(tile);
             CAPTURE(bad);
@@ -178,8 +178,8 @@ TEST_CASE("a NaN or Inf in x stays in its sample and in the tiles that read it")
                             const bool finite = std::isfinite(got[k]);
                             const bool reached = b == 0 && in_reached_tile(i, j, tile, out_tile, tiles_wide, row, col);
                             // Outputs whose direct sum reads x[0, 0, 39, 39] are not finite either way.
-                            const bool direct = b == 0 && i <= row && row < i + p.kernel_extent && j <= col &&
-                                                col < j + p.kernel_extent;
+                            const bool direct = b == 0 && i <= row && row < i + p.kernel.height && j <= col &&
+                                                col < j + p.kernel.height;
                             if (b == 1 && !finite) ++sample1_bad;
                             if (!reached && !finite) ++outside_bad;
                             if (direct && finite) ++reached_finite;

@@ -166,8 +166,8 @@ TEST_CASE("a tile as large as the kernel yields one output per side") {
 TEST_CASE("passes cover every output exactly once, on the tiles of the whole problem") {
     for (const problem& p : {problem{5, 3, 7, 40, 33, 6}, problem{1, 2, 9, 100, 17, 1}, problem{3, 1, 1, 9, 9, 9}}) {
         for (int t : {9, 16, 24}) {
-            if (t < p.kernel_extent) continue;
-            const tile_geometry<> s(int(p.kernel_extent), p.in_channels, p.out_channels, t);
+            if (t < p.kernel.height) continue;
+            const tile_geometry<> s(int(p.kernel.height), p.in_channels, p.out_channels, t);
             const std::int64_t tiles_high = detail::tile_rows_of(p, t);
             CHECK(tiles_high == detail::ceil_div(p.out_height(), s.out_tile()));
             for (const detail::pass_shape shape : {detail::pass_shape{p.batch, tiles_high, p.out_channels},

@@ -71,10 +71,10 @@ TEST_CASE("problems outside the table take the generic path") {
         const dispatch_decision d = choose_dispatch(p);
         if (first_fit(p) != nullptr) continue;  // a non-default table may hold it
         CHECK(d.path == path_kind::generic);
-        CHECK(d.geometry.kernel_extent() == p.kernel_extent);
+        CHECK(d.geometry.kernel_extent() == p.kernel.height);
         CHECK(d.geometry.in_channels() == p.in_channels);
         CHECK(d.geometry.out_channels() == p.out_channels);
-        CHECK(d.geometry.tile_extent() >= p.kernel_extent);
+        CHECK(d.geometry.tile_extent() >= p.kernel.height);
         CHECK(fft_friendly(d.geometry.tile_extent()));
     }
 }
@@ -109,9 +109,9 @@ TEST_CASE("wide, tall and huge images get a bounded tile, chosen without scannin
                              problem{1, 2, 2, 1024, 1 << 20, 1024}}) {
         CAPTURE(to_string(p));
         const int t = choose_tile_extent(p);
-        CHECK(t >= p.kernel_extent);
+        CHECK(t >= p.kernel.height);
         CHECK(fft_friendly(t));
-        CHECK(std::int64_t{t} <= std::max<std::int64_t>(8 * p.kernel_extent, 512));
+        CHECK(std::int64_t{t} <= std::max<std::int64_t>(8 * p.kernel.height, 512));
     }
 }
 

@@ -29,7 +29,7 @@ struct pass_shape {
 
 // Rows of tiles along the height of `p`'s output.
 constexpr std::int64_t tile_rows_of(const problem& p, int tile_extent) {
-    return ceil_div(p.out_height(), tile_extent - p.kernel_extent + 1);
+    return ceil_div(p.out_height(), tile_extent - p.kernel.height + 1);
 }
 
 // The extents of the pass that starts at sample `batch_first`, tile row
@@ -37,13 +37,13 @@ constexpr std::int64_t tile_rows_of(const problem& p, int tile_extent) {
 // axis may be smaller).
 constexpr problem pass_problem(const problem& p, int tile_extent, const pass_shape& pass,
                                std::int64_t batch_first, std::int64_t tile_row_first, std::int64_t out_first) {
-    const std::int64_t out_tile = tile_extent - p.kernel_extent + 1;
+    const std::int64_t out_tile = tile_extent - p.kernel.height + 1;
     problem q = p;
     q.batch = std::min(pass.batch, p.batch - batch_first);
     q.out_channels = std::min(pass.out_channels, p.out_channels - out_first);
     const std::int64_t first_row = tile_row_first * out_tile;
     const std::int64_t out_rows = std::min(pass.tile_rows * out_tile, p.out_height() - first_row);
-    q.height = out_rows + p.kernel_extent - 1;
+    q.height = out_rows + p.kernel.height - 1;
     return q;
 }
 

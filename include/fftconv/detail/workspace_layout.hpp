@@ -102,7 +102,7 @@ struct workspace_layout {
 // channels, its band of rows); `tile_extent` is the call's.
 constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool holds_filter = true) {
     workspace_layout t{};
-    t.geometry = tile_geometry<>(int(p.kernel_extent), p.in_channels, p.out_channels, tile_extent);
+    t.geometry = tile_geometry<>(int(p.kernel.height), p.in_channels, p.out_channels, tile_extent);
     const tile_geometry<>& g = t.geometry;
     t.holds_filter = holds_filter;
     t.tiles_high = ceil_div(p.out_height(), g.out_tile());
