@@ -1,6 +1,8 @@
 // reference/reference.cu — the float64 oracle, input generation and accuracy.
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "fftconv/detail/check.hpp"
 #include "reference.hpp"
@@ -14,25 +16,47 @@ unsigned blocks_for(std::int64_t n) {
     return unsigned(std::min<std::int64_t>((n + threads - 1) / threads, std::int64_t{1} << 20));
 }
 
+// One output of the operator (reference.hpp, direct_conv_gpu): the sum over
+// the taps of o's group in the order c, u, v, reads outside the image
+// skipped (they are zero), then the bias. Runs on both sides: the GPU kernel
+// calls it once per thread, direct_conv_cpu once per output, so the host
+// tests check the arithmetic the GPU oracle runs. problem's member functions
+// are host constexpr, so the derived extents are spelled out here.
+__host__ __device__ double output_at(const problem& p, const float* x, const float* w, const float* bias,
+                                     std::int64_t b, std::int64_t o, std::int64_t i, std::int64_t j) {
+    const std::int64_t group_in = p.in_channels / p.groups;    // Cg: input channels per group
+    const std::int64_t group_out = p.out_channels / p.groups;  // output channels per group
+    const std::int64_t g = o / group_out;                      // o's group
+    const std::int64_t kh = p.kernel.height, kw = p.kernel.width;
+    double sum = 0.0;
+    for (std::int64_t c = 0; c < group_in; ++c) {
+        const float* xc = x + (b * p.in_channels + g * group_in + c) * p.height * p.width;  // x[b, g*Cg + c]
+        const float* wc = w + (o * group_in + c) * kh * kw;                                 // w[o, c]
+        for (std::int64_t u = 0; u < kh; ++u) {
+            const std::int64_t row = i + u - p.padding.height;
+            if (row < 0 || row >= p.height) continue;  // a zero row of the padding
+            for (std::int64_t v = 0; v < kw; ++v) {
+                const std::int64_t col = j + v - p.padding.width;
+                if (col < 0 || col >= p.width) continue;  // a zero column of the padding
+                sum += double(xc[row * p.width + col]) * double(wc[u * kw + v]);
+            }
+        }
+    }
+    return bias ? double(bias[o]) + sum : sum;
+}
+
 // out_height/out_width/total come in as values: problem's members are host constexpr.
 __global__ void direct_conv_kernel(problem p, std::int64_t out_height, std::int64_t out_width,
                                    std::int64_t total, const float* __restrict__ x,
-                                   const float* __restrict__ w, double* __restrict__ y) {
+                                   const float* __restrict__ w, const float* __restrict__ bias,
+                                   double* __restrict__ y) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
          idx += std::int64_t{gridDim.x} * blockDim.x) {
         const std::int64_t j = idx % out_width;
         const std::int64_t i = (idx / out_width) % out_height;
         const std::int64_t o = (idx / (out_width * out_height)) % p.out_channels;
         const std::int64_t b = idx / (out_width * out_height * p.out_channels);
-        double sum = 0.0;
-        for (std::int64_t c = 0; c < p.in_channels; ++c) {
-            const float* xc = x + ((b * p.in_channels + c) * p.height + i) * p.width + j;
-            const float* wc = w + (o * p.in_channels + c) * p.kernel.height * p.kernel.height;
-            for (std::int64_t u = 0; u < p.kernel.height; ++u)
-                for (std::int64_t v = 0; v < p.kernel.height; ++v)
-                    sum += double(xc[u * p.width + v]) * double(wc[u * p.kernel.height + v]);
-        }
-        y[idx] = sum;
+        y[idx] = output_at(p, x, w, bias, b, o, i, j);
     }
 }
 
@@ -69,7 +93,7 @@ __global__ void uniform_kernel(float* out, std::int64_t n, std::uint64_t seed) {
 __global__ void sampled_conv_kernel(problem p, std::int64_t out_height, std::int64_t out_width,
                                     const std::int64_t* __restrict__ indices, std::int64_t count,
                                     const float* __restrict__ x, const float* __restrict__ w,
-                                    double* __restrict__ y) {
+                                    const float* __restrict__ bias, double* __restrict__ y) {
     const std::int64_t s = blockIdx.x;
     if (s >= count) return;
     const std::int64_t idx = indices[s];
@@ -77,13 +101,18 @@ __global__ void sampled_conv_kernel(problem p, std::int64_t out_height, std::int
     const std::int64_t i = (idx / out_width) % out_height;
     const std::int64_t o = (idx / (out_width * out_height)) % p.out_channels;
     const std::int64_t b = idx / (out_width * out_height * p.out_channels);
-    const std::int64_t taps = p.in_channels * p.kernel.height * p.kernel.height;
+    // The taps of output_at, (c, u, v) flattened, split across the block.
+    const std::int64_t group_in = p.in_channels / p.groups;
+    const std::int64_t g = o / (p.out_channels / p.groups);
+    const std::int64_t kh = p.kernel.height, kw = p.kernel.width;
+    const std::int64_t taps = group_in * kh * kw;
     double sum = 0.0;
     for (std::int64_t t = threadIdx.x; t < taps; t += blockDim.x) {
-        const std::int64_t v = t % p.kernel.height, u = (t / p.kernel.height) % p.kernel.height;
-        const std::int64_t c = t / (p.kernel.height * p.kernel.height);
-        sum += double(x[((b * p.in_channels + c) * p.height + i + u) * p.width + j + v]) *
-               double(w[((o * p.in_channels + c) * p.kernel.height + u) * p.kernel.height + v]);
+        const std::int64_t v = t % kw, u = (t / kw) % kh, c = t / (kh * kw);
+        const std::int64_t row = i + u - p.padding.height, col = j + v - p.padding.width;
+        if (row < 0 || row >= p.height || col < 0 || col >= p.width) continue;  // padding: zero
+        sum += double(x[((b * p.in_channels + g * group_in + c) * p.height + row) * p.width + col]) *
+               double(w[((o * group_in + c) * kh + u) * kw + v]);
     }
     __shared__ double partial[threads];
     partial[threadIdx.x] = sum;
@@ -92,7 +121,7 @@ __global__ void sampled_conv_kernel(problem p, std::int64_t out_height, std::int
         if (int(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
         __syncthreads();
     }
-    if (threadIdx.x == 0) y[s] = partial[0];
+    if (threadIdx.x == 0) y[s] = bias ? double(bias[o]) + partial[0] : partial[0];
 }
 
 __global__ void nan_kernel(float* out, std::int64_t n) {
@@ -103,32 +132,33 @@ __global__ void nan_kernel(float* out, std::int64_t n) {
 
 }  // namespace
 
-void direct_conv_gpu(const problem& p, const float* x, const float* w, double* y, cudaStream_t stream) {
+void direct_conv_gpu(const problem& p, const float* x, const float* w, double* y, cudaStream_t stream,
+                     const float* bias) {
     validate(p);
     direct_conv_kernel<<<blocks_for(p.output_elements()), threads, 0, stream>>>(
-        p, p.out_height(), p.out_width(), p.output_elements(), x, w, y);
+        p, p.out_height(), p.out_width(), p.output_elements(), x, w, bias, y);
     FFTCONV_CHECK_LAUNCH();
 }
 
-std::vector<double> direct_conv_cpu(const problem& p, const std::vector<float>& x,
-                                    const std::vector<float>& w) {
+std::vector<double> direct_conv_cpu(const problem& p, const std::vector<float>& x, const std::vector<float>& w,
+                                    const std::vector<float>* bias) {
     validate(p);
+    const auto require_size = [](const char* name, std::size_t size, std::int64_t expected) {
+        if (size != std::size_t(expected))
+            detail::throw_invalid(std::string("fftconv::reference::direct_conv_cpu: ") + name + " has " +
+                                  std::to_string(size) + " elements, the problem needs " +
+                                  std::to_string(expected));
+    };
+    require_size("x", x.size(), p.input_elements());
+    require_size("w", w.size(), p.filter_elements());
+    if (bias) require_size("bias", bias->size(), p.out_channels);
     std::vector<double> y(std::size_t(p.output_elements()));
     std::size_t idx = 0;
     for (std::int64_t b = 0; b < p.batch; ++b)
         for (std::int64_t o = 0; o < p.out_channels; ++o)
             for (std::int64_t i = 0; i < p.out_height(); ++i)
-                for (std::int64_t j = 0; j < p.out_width(); ++j) {
-                    double sum = 0.0;
-                    for (std::int64_t c = 0; c < p.in_channels; ++c)
-                        for (std::int64_t u = 0; u < p.kernel.height; ++u)
-                            for (std::int64_t v = 0; v < p.kernel.height; ++v)
-                                sum += double(x[std::size_t(((b * p.in_channels + c) * p.height + i + u) *
-                                                                p.width + j + v)]) *
-                                       double(w[std::size_t(((o * p.in_channels + c) * p.kernel.height + u) *
-                                                                p.kernel.height + v)]);
-                    y[idx++] = sum;
-                }
+                for (std::int64_t j = 0; j < p.out_width(); ++j)
+                    y[idx++] = output_at(p, x.data(), w.data(), bias ? bias->data() : nullptr, b, o, i, j);
     return y;
 }
 
@@ -152,12 +182,12 @@ const char* to_string(input_kind kind) noexcept {
 }
 
 void direct_conv_gpu_sampled(const problem& p, const float* x, const float* w, const std::int64_t* indices,
-                             std::int64_t count, double* y, cudaStream_t stream) {
+                             std::int64_t count, double* y, cudaStream_t stream, const float* bias) {
     validate(p);
     for (std::int64_t first = 0; first < count; first += std::int64_t{1} << 30) {
         const std::int64_t n = std::min(count - first, std::int64_t{1} << 30);
         sampled_conv_kernel<<<unsigned(n), threads, 0, stream>>>(p, p.out_height(), p.out_width(),
-                                                                 indices + first, n, x, w, y + first);
+                                                                 indices + first, n, x, w, bias, y + first);
         FFTCONV_CHECK_LAUNCH();
     }
 }

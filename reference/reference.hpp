@@ -14,14 +14,28 @@
 
 namespace fftconv::reference {
 
-// The float64 cross-correlation of float inputs, one thread per output, every
-// product and sum in double: obviously right, and exact enough (relative error
-// ~1e-16) to judge float32 results. Device pointers; y is [B, Cout, Ho, Wo].
-void direct_conv_gpu(const problem& p, const float* x, const float* w, double* y, cudaStream_t stream);
+// The float64 conv2d of float inputs, the whole operator of problem.hpp
+// (zero padding, groups, rectangular kernels, optional bias):
+//   y[b, o, i, j] = bias[o] + sum_{c < Cg, u < kernel.height, v < kernel.width}
+//                   x[b, g*Cg + c, i + u - padding.height, j + v - padding.width] * w[o, c, u, v]
+// with Cg = in_channels / groups, g = o / (out_channels / groups), reads
+// outside the image taken as zero (skipped), and bias[o] taken as 0 when bias
+// is null. One thread per output, every product and sum in double, summed in
+// the order c, u, v and the bias added last: obviously right, and exact
+// enough (relative error ~1e-16) to judge float32 results.
+// Device pointers (bias too: out_channels floats, or null); y is
+// [B, Cout, Ho, Wo]. Validates p first.
+void direct_conv_gpu(const problem& p, const float* x, const float* w, double* y, cudaStream_t stream,
+                     const float* bias = nullptr);
 
-// The same on the CPU, for small problems (host vectors, sizes from p).
-std::vector<double> direct_conv_cpu(const problem& p, const std::vector<float>& x,
-                                    const std::vector<float>& w);
+// The same on the CPU, for small problems: host vectors, and the very
+// function the GPU kernel runs for each output (reference.cu, output_at),
+// looped over b, o, i, j; the device may fuse multiply-adds, so the two agree
+// to ~1e-16 relative, not bitwise. bias is a host vector of out_channels
+// floats, or null for none. Throws fftconv::error(status::invalid_argument)
+// when p is invalid or x, w or *bias has the wrong number of elements.
+std::vector<double> direct_conv_cpu(const problem& p, const std::vector<float>& x, const std::vector<float>& w,
+                                    const std::vector<float>* bias = nullptr);
 
 // Fills n floats with normal(0, 1) draws that depend only on (seed, index):
 // a counter-based hash (splitmix64) feeding Box-Muller.
@@ -39,9 +53,12 @@ void fill_input(input_kind kind, float* device, std::int64_t n, std::uint64_t se
 const char* to_string(input_kind kind) noexcept;
 
 // The float64 oracle at `count` output elements only: y[s] is output
-// indices[s] (flat [B, Cout, Ho, Wo] index; device arrays).
+// indices[s] (flat [B, Cout, Ho, Wo] index; device arrays), the same operator
+// as direct_conv_gpu (bias: device, out_channels floats, or null). One block
+// per output and a tree sum, so its order of summation differs from
+// direct_conv_gpu's (agreement to ~1e-16 relative, not bitwise).
 void direct_conv_gpu_sampled(const problem& p, const float* x, const float* w, const std::int64_t* indices,
-                             std::int64_t count, double* y, cudaStream_t stream);
+                             std::int64_t count, double* y, cudaStream_t stream, const float* bias = nullptr);
 
 // Fills n floats with NaN (the poison an unwritten output shows up as).
 void fill_nan(float* device, std::int64_t n, cudaStream_t stream);
