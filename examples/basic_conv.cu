@@ -14,7 +14,7 @@ int main() {
     }
     try {
         const fftconv::problem p{.batch = 2, .in_channels = 64, .out_channels = 32,
-                                 .height = 200, .width = 150, .kernel_extent = 12};
+                                 .height = 200, .width = 150, .kernel = 12};
         fftconv::context ctx;  // current device, default stream
         auto x = fftconv::reference::make_device_array<float>(p.input_elements());
         auto w = fftconv::reference::make_device_array<float>(p.filter_elements());

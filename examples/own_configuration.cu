@@ -20,7 +20,7 @@ int main() {
     }
     try {
         const fftconv::problem p{.batch = 4, .in_channels = 96, .out_channels = 96,
-                                 .height = 100, .width = 100, .kernel_extent = 12};
+                                 .height = 100, .width = 100, .kernel = 12};
         fftconv::context ctx;
         std::printf("before: %s path\n", fftconv::to_string(ctx.plan(p).path));
         ctx.add_specialization(fftconv::specialize<my_layer>());

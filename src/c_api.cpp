@@ -1,5 +1,6 @@
 // src/c_api.cpp — the C ABI: exceptions become status codes plus a
 // per-thread message; nothing escapes across the extern "C" boundary.
+#include <cstddef>
 #include <exception>
 #include <new>
 #include <string>
@@ -53,6 +54,39 @@ void require(const void* p, const char* name) {
 fftconv::problem to_cxx(const fftconv_problem* p) {
     require(p, "problem");
     return {p->batch, p->in_channels, p->out_channels, p->height, p->width, p->kernel_extent};
+}
+
+// The first version of fftconv_conv2d_desc ends at dilation.
+constexpr std::size_t desc_v1_size = offsetof(fftconv_conv2d_desc, dilation) + sizeof(int64_t);
+
+fftconv::problem to_cxx(const fftconv_conv2d_desc* d) {
+    require(d, "desc");
+    if (d->struct_size < desc_v1_size)
+        throw fftconv::error(fftconv::status::invalid_argument,
+                             "fftconv: desc->struct_size = " + std::to_string(d->struct_size) +
+                                 " is smaller than any fftconv_conv2d_desc (" + std::to_string(desc_v1_size) +
+                                 " bytes): set it to sizeof(fftconv_conv2d_desc) (FFTCONV_CONV2D_DESC_INIT)");
+    // Fields of a newer header than this library's: only their zero value
+    // (what a caller who does not use them leaves) can be honoured.
+    const auto* bytes = reinterpret_cast<const unsigned char*>(d);
+    for (std::size_t i = sizeof(fftconv_conv2d_desc); i < d->struct_size; ++i)
+        if (bytes[i] != 0)
+            throw fftconv::error(fftconv::status::invalid_argument,
+                                 "fftconv: desc has fields this build of fftconv does not know (struct_size = " +
+                                     std::to_string(d->struct_size) + ", this build reads " +
+                                     std::to_string(sizeof(fftconv_conv2d_desc)) + " bytes) set to non-zero");
+    fftconv::problem p;
+    p.batch = d->batch;
+    p.in_channels = d->in_channels;
+    p.out_channels = d->out_channels;
+    p.height = d->height;
+    p.width = d->width;
+    p.kernel = {d->kernel_height, d->kernel_width};
+    p.padding = {d->pad_height, d->pad_width};
+    p.groups = d->groups;
+    p.stride = d->stride;
+    p.dilation = d->dilation;
+    return p;
 }
 
 }  // namespace
@@ -115,6 +149,30 @@ fftconv_status fftconv_conv2d(fftconv_context context, const fftconv_problem* pr
     return guarded([&] {
         require(context, "context");
         context->cxx.conv2d(to_cxx(problem), x, w, y);
+    });
+}
+
+fftconv_status fftconv_workspace_size_ex(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                         size_t* bytes) {
+    return guarded([&] {
+        require(context, "context");
+        require(bytes, "bytes (the output argument)");
+        *bytes = context->cxx.workspace_size(to_cxx(desc));
+    });
+}
+
+fftconv_status fftconv_reserve_ex(fftconv_context context, const fftconv_conv2d_desc* desc) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.reserve(to_cxx(desc));
+    });
+}
+
+fftconv_status fftconv_conv2d_ex(fftconv_context context, const fftconv_conv2d_desc* desc, const float* x,
+                                 const float* w, const float* bias, float* y) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.conv2d(to_cxx(desc), x, w, bias, y);
     });
 }
 

@@ -107,8 +107,9 @@ void context::reserve(const problem& p) {
     (void)detail::prepare(*engine_, p, route_of(*engine_, p).decision.geometry.tile_extent(), true);
 }
 
-void context::conv2d(const problem& p, const float* x, const float* w, float* y) {
+void context::conv2d(const problem& p, const float* x, const float* w, const float* bias, float* y) {
     require_pointer(w, "w");
+    detail::require_computable(p, bias);
     detail::check_operands(*engine_, p, x, w, y);
     run(*engine_, p, x, detail::filter_input{w, {}}, y);
 }
@@ -126,8 +127,9 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
     return made;
 }
 
-void context::conv2d(const problem& p, const float* x, const filter_spectrum& w, float* y) {
+void context::conv2d(const problem& p, const float* x, const filter_spectrum& w, const float* bias, float* y) {
     require_pointer(w.data(), "the filter spectrum (moved from?)");
+    detail::require_computable(p, bias);
     detail::check_operands(*engine_, p, x, nullptr, y);
     const tile_geometry<>& made_for = w.geometry();
     const tile_geometry<> runs_with = route_of(*engine_, p).decision.geometry;

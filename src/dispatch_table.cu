@@ -29,12 +29,24 @@ dispatch_decision decision(path_kind path, const problem& p, int tile_extent) {
 
 std::span<const specialization> compiled_specializations() noexcept { return table; }
 
-route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent) {
+void require_computable(const problem& p, const float* bias) {
     validate(p);
+    auto refuse = [&](const std::string& what) {
+        throw_invalid("fftconv: " + what + " (problem " + to_string(p) +
+                      ") is not computed by this build yet: square kernels without padding, groups or bias only");
+    };
+    if (p.kernel.height != p.kernel.width) refuse("a rectangular kernel");
+    if (p.padding != extent2d{0}) refuse("padding");
+    if (p.groups != 1) refuse("groups");
+    if (bias != nullptr) refuse("a bias");
+}
+
+route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent) {
+    require_computable(p);
     if (forced_tile_extent < 0 || (forced_tile_extent > 0 && (forced_tile_extent < p.kernel.height ||
                                                               forced_tile_extent > max_forced_tile_extent)))
         throw_invalid("fftconv: forced tile extent " + std::to_string(forced_tile_extent) +
-                      " must be 0 (automatic) or from problem.kernel_extent = " +
+                      " must be 0 (automatic) or from problem.kernel.height = " +
                       std::to_string(p.kernel.height) + " to " + std::to_string(max_forced_tile_extent));
     if (forced_tile_extent > 0) return {nullptr, decision(path_kind::generic, p, forced_tile_extent)};
     for (auto it = registered.rbegin(); it != registered.rend(); ++it)

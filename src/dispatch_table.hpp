@@ -25,6 +25,10 @@ struct route {
     dispatch_decision decision;
 };
 
+// The pipeline computes a square kernel without padding, groups or bias so
+// far: anything else is refused by name (invalid_argument) until it does.
+void require_computable(const problem& p, const float* bias = nullptr);
+
 // Validates `p` and `forced_tile_extent`, then looks in `registered` (latest
 // first), then in the compiled table, unless a tile extent is forced.
 route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent);

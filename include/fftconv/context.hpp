@@ -99,14 +99,19 @@ public:
     // `p` allocates nothing (needed before stream capture).
     void reserve(const problem& p);
 
-    // y = conv2d(x, w) on the context's stream. x, w, y are device pointers
-    // laid out as problem.hpp says; y must not overlap x or w.
-    void conv2d(const problem& p, const float* x, const float* w, float* y);
+    // y = conv2d(x, w) + bias on the context's stream. x, w, bias, y are
+    // device pointers laid out as problem.hpp says (bias: out_channels floats,
+    // or null for none); y must not overlap x, w or bias.
+    void conv2d(const problem& p, const float* x, const float* w, const float* bias, float* y);
+    void conv2d(const problem& p, const float* x, const float* w, float* y) { conv2d(p, x, w, nullptr, y); }
 
     // The filter's spectrum, computed once (inference): reuse it for every
     // call with the same filter. See filter_spectrum below.
     filter_spectrum transform_filter(const problem& p, const float* w);
-    void conv2d(const problem& p, const float* x, const filter_spectrum& w, float* y);
+    void conv2d(const problem& p, const float* x, const filter_spectrum& w, const float* bias, float* y);
+    void conv2d(const problem& p, const float* x, const filter_spectrum& w, float* y) {
+        conv2d(p, x, w, nullptr, y);
+    }
 
     // The machinery, for code that instantiates its own configurations
     // (fftconv/specialize.cuh). Not part of the stable API.

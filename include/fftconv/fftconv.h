@@ -1,10 +1,14 @@
 /* fftconv/fftconv.h — the C ABI of fftconv (built into libfftconv).
  *
- * Semantics: PyTorch F.conv2d, stride 1, no padding, no dilation, no bias:
- *   y[b, o, i, j] = sum_{c, u, v} x[b, c, i + u, j + v] * w[o, c, u, v]
+ * Semantics: PyTorch F.conv2d(x, w, bias, stride=1, padding=(pad_height,
+ * pad_width), groups=groups) (fftconv/problem.hpp has the formula):
  * x float32 [batch, in_channels, height, width], w float32 [out_channels,
- * in_channels, kernel_extent, kernel_extent], y float32 [batch, out_channels,
- * height - kernel_extent + 1, width - kernel_extent + 1]; dense NCHW, device memory.
+ * in_channels / groups, kernel_height, kernel_width], bias float32
+ * [out_channels] or NULL, y float32 [batch, out_channels, height + 2 pad_height
+ * - kernel_height + 1, width + 2 pad_width - kernel_width + 1]; dense NCHW,
+ * device memory. fftconv_problem (square kernel, no padding, groups 1, no
+ * bias) is the first version of the problem description and keeps working;
+ * fftconv_conv2d_desc describes the whole operator.
  *
  * Every function returns a status. On failure fftconv_last_error() returns a
  * message naming what was wrong (per thread, valid until this thread's next
@@ -24,9 +28,12 @@
  * a call on it; graphs stay valid until fftconv_release.
  *
  *   fftconv_context ctx;
- *   fftconv_problem p = {batch, in_channels, out_channels, height, width, kernel_extent};
+ *   fftconv_conv2d_desc d = FFTCONV_CONV2D_DESC_INIT;   (struct_size set, defaults)
+ *   d.batch = 8; d.in_channels = d.out_channels = d.groups = 128;   (depthwise)
+ *   d.height = d.width = 56; d.kernel_height = d.kernel_width = 31;
+ *   d.pad_height = d.pad_width = 15;                                 ('same')
  *   if (fftconv_create(&ctx, stream) != FFTCONV_SUCCESS) puts(fftconv_last_error());
- *   fftconv_conv2d(ctx, &p, x, w, y);   (enqueued on `stream`; does not synchronize)
+ *   fftconv_conv2d_ex(ctx, &d, x, w, bias, y);   (enqueued on `stream`; does not synchronize)
  *   fftconv_destroy(ctx);
  */
 #ifndef FFTCONV_FFTCONV_H
@@ -60,6 +67,30 @@ typedef struct fftconv_problem {
     int64_t kernel_extent;
 } fftconv_problem;
 
+/* The whole operator. struct_size makes it extensible: set it to
+ * sizeof(fftconv_conv2d_desc) (FFTCONV_CONV2D_DESC_INIT does). A library built
+ * with a later, longer version reads the fields this one has and takes the
+ * defaults for the rest; a library older than the caller's header refuses a
+ * description whose extra fields are not zero. */
+typedef struct fftconv_conv2d_desc {
+    size_t struct_size;
+    int64_t batch;
+    int64_t in_channels;
+    int64_t out_channels;
+    int64_t height;
+    int64_t width;
+    int64_t kernel_height;
+    int64_t kernel_width;
+    int64_t pad_height;  /* zeros above and below */
+    int64_t pad_width;   /* zeros left and right */
+    int64_t groups;      /* divides in_channels and out_channels */
+    int64_t stride;      /* must be 1 */
+    int64_t dilation;    /* must be 1 */
+} fftconv_conv2d_desc;
+
+#define FFTCONV_CONV2D_DESC_INIT \
+    { sizeof(fftconv_conv2d_desc), 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1, 1 }
+
 /* Opaque: owns a cuBLAS handle, cached cuFFT plans and a device workspace. */
 typedef struct fftconv_context_t* fftconv_context;
 
@@ -85,6 +116,13 @@ fftconv_status fftconv_reserve(fftconv_context context, const fftconv_problem* p
 /* y = conv2d(x, w), enqueued on the context's stream. */
 fftconv_status fftconv_conv2d(fftconv_context context, const fftconv_problem* problem,
                               const float* x, const float* w, float* y);
+
+/* The same for the whole operator; bias may be NULL. */
+fftconv_status fftconv_workspace_size_ex(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                         size_t* bytes);
+fftconv_status fftconv_reserve_ex(fftconv_context context, const fftconv_conv2d_desc* desc);
+fftconv_status fftconv_conv2d_ex(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                 const float* x, const float* w, const float* bias, float* y);
 
 /* The message of this thread's last failed call ("" if none). */
 const char* fftconv_last_error(void);

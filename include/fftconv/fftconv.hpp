@@ -2,7 +2,7 @@
 //
 //   fftconv::context ctx(stream);
 //   fftconv::problem p{.batch = 2, .in_channels = 128, .out_channels = 128,
-//                      .height = 256, .width = 256, .kernel_extent = 16};
+//                      .height = 256, .width = 256, .kernel = 16};
 //   ctx.conv2d(p, x, w, y);            // device pointers, NCHW float32
 //
 // problem.hpp: the semantics and layouts; context.hpp: resources, streams,

@@ -13,7 +13,7 @@ TEST_CASE("the C ABI computes conv2d and reports errors with codes and messages"
     CHECK(std::string(fftconv_last_error()).empty());
 
     const fftconv_problem p{2, 12, 7, 70, 61, 9};
-    const fftconv::problem cxx{p.batch, p.in_channels, p.out_channels, p.height, p.width, p.kernel.height};
+    const fftconv::problem cxx{p.batch, p.in_channels, p.out_channels, p.height, p.width, p.kernel_extent};
     auto x = fftconv::reference::make_device_array<float>(cxx.input_elements());
     auto w = fftconv::reference::make_device_array<float>(cxx.filter_elements());
     auto y = fftconv::reference::make_device_array<float>(cxx.output_elements());

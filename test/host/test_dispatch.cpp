@@ -133,6 +133,6 @@ TEST_CASE("a forced tile extent bypasses the table and is checked against the ke
 
 TEST_CASE("dispatch validates the problem first") {
     CHECK_THROWS_WITH_AS(choose_dispatch(problem{1, 1, 1, 4, 4, 5}),
-                         doctest::Contains("problem.kernel_extent = 5 exceeds problem.height = 4"),
+                         doctest::Contains("problem.kernel.height = 5 exceeds the padded height 4"),
                          error);
 }
