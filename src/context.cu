@@ -81,10 +81,11 @@ detail::route route_of(const detail::engine& e, const problem& p) {
 }
 
 // Runs the call on its route: the specialization's pipeline, or the generic one.
-void run(detail::engine& e, const problem& p, const float* x, const detail::filter_input& filter, float* y) {
+void run(detail::engine& e, const problem& p, const float* x, const detail::filter_input& filter, const float* bias,
+         float* y) {
     const detail::route r = route_of(e, p);
-    if (r.entry != nullptr) r.entry->run(e, p, x, filter, y);
-    else detail::run_pipeline(e, p, r.decision.geometry, x, filter, y);
+    if (r.entry != nullptr) r.entry->run(e, p, x, filter, bias, y);
+    else detail::run_pipeline(e, p, r.decision.geometry, x, filter, bias, y);
 }
 
 }  // namespace
@@ -110,17 +111,17 @@ void context::reserve(const problem& p) {
 void context::conv2d(const problem& p, const float* x, const float* w, const float* bias, float* y) {
     require_pointer(w, "w");
     detail::require_computable(p, bias);
-    detail::check_operands(*engine_, p, x, w, y);
-    run(*engine_, p, x, detail::filter_input{w, {}}, y);
+    detail::check_operands(*engine_, p, x, w, bias, y);
+    run(*engine_, p, x, detail::filter_input{w, {}}, bias, y);
 }
 
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
     require_pointer(w, "w");
     engine_->begin_call();
-    validate(p);
+    detail::require_computable(p);
     detail::require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), engine_->device(), "w");
     const detail::route r = route_of(*engine_, p);
-    filter_spectrum made(r.decision.geometry);
+    filter_spectrum made(r.decision.geometry, p.groups);
     void* spectrum = made.data_.get();
     if (r.entry != nullptr) r.entry->transform_filter(*engine_, p, w, spectrum);
     else detail::transform_filter_spectrum(*engine_, p, r.decision.geometry, w, spectrum);
@@ -130,27 +131,29 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
 void context::conv2d(const problem& p, const float* x, const filter_spectrum& w, const float* bias, float* y) {
     require_pointer(w.data(), "the filter spectrum (moved from?)");
     detail::require_computable(p, bias);
-    detail::check_operands(*engine_, p, x, nullptr, y);
+    detail::check_operands(*engine_, p, x, nullptr, bias, y);
     const tile_geometry<>& made_for = w.geometry();
     const tile_geometry<> runs_with = route_of(*engine_, p).decision.geometry;
-    if (made_for != runs_with)
+    if (made_for != runs_with || w.groups() != p.groups)
         detail::throw_invalid(
             "fftconv: the filter spectrum was made for in_channels=" + std::to_string(made_for.in_channels()) +
-            " out_channels=" + std::to_string(made_for.out_channels()) +
+            " out_channels=" + std::to_string(made_for.out_channels()) + " groups=" + std::to_string(w.groups()) +
             " kernel_extent=" + std::to_string(made_for.kernel_extent()) +
             " tile_extent=" + std::to_string(made_for.tile_extent()) + ", but problem " + to_string(p) +
             " runs with tile_extent=" + std::to_string(runs_with.tile_extent()));
     const detail::workspace_layout t = detail::make_layout(p, runs_with.tile_extent());
     const detail::filter_operand given{w.data(), 0, p.out_channels, t.filter_bin_stride};
-    run(*engine_, p, x, detail::filter_input{nullptr, given}, y);
+    run(*engine_, p, x, detail::filter_input{nullptr, given}, bias, y);
 }
 
-filter_spectrum::filter_spectrum(const tile_geometry<>& geometry)
-    : geometry_(geometry), data_(detail::allocate_device(bytes(), "a filter spectrum")) {}
+filter_spectrum::filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups)
+    : geometry_(geometry), groups_(groups), data_(detail::allocate_device(bytes(), "a filter spectrum")) {}
 
 std::size_t filter_spectrum::bytes() const noexcept {
+    // One (in_channels / groups) x out_channels matrix per bin.
+    const std::int64_t matrix = geometry_.in_channels() / groups_ * geometry_.out_channels();
     return geometry_.complex_bytes() * std::size_t(geometry_.freq_bins()) *
-           std::size_t(detail::bin_stride(geometry_.filter_matrix(), geometry_));
+           std::size_t(detail::bin_stride(matrix, geometry_));
 }
 
 }  // namespace fftconv

@@ -25,8 +25,8 @@ struct route {
     dispatch_decision decision;
 };
 
-// The pipeline computes a square kernel without padding, groups or bias so
-// far: anything else is refused by name (invalid_argument) until it does.
+// The pipeline computes square kernels only so far: a rectangular one is
+// refused by name (invalid_argument) until it does. Validates `p`.
 void require_computable(const problem& p, const float* bias = nullptr);
 
 // Validates `p` and `forced_tile_extent`, then looks in `registered` (latest

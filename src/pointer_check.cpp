@@ -81,13 +81,15 @@ void require_device_memory(const void* p, std::size_t bytes, int device, const c
                       std::to_string(bytes) + " bytes from it, but its allocation ends earlier");
 }
 
-void check_operands(engine& e, const problem& p, const float* x, const float* w, const float* y) {
+void check_operands(engine& e, const problem& p, const float* x, const float* w, const float* bias, const float* y) {
     e.begin_call();
     validate(p);
     if (x == nullptr) throw_invalid("fftconv: x is a null pointer");
     if (y == nullptr) throw_invalid("fftconv: y is a null pointer");
     require_device_memory(x, sizeof(float) * std::size_t(p.input_elements()), e.device(), "x");
     if (w != nullptr) require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), e.device(), "w");
+    if (bias != nullptr)
+        require_device_memory(bias, sizeof(float) * std::size_t(p.out_channels), e.device(), "bias");
     require_device_memory(y, sizeof(float) * std::size_t(p.output_elements()), e.device(), "y");
 }
 

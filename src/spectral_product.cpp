@@ -10,9 +10,14 @@
 
 namespace fftconv::detail {
 
-void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand& filter,
-                      const pipeline_buffers& b, std::int64_t first, std::int64_t last,
-                      spectral_gemm_launcher gemm) {
+namespace {
+
+// The product for output channels [first, last) of the pass, contracting
+// over input channels [channel0, channel0 + in_channels) of the input
+// spectrum (rows 0.. of the filter spectrum).
+void multiply_block(engine& e, const workspace_layout& t, const filter_operand& filter, const pipeline_buffers& b,
+                    std::int64_t first, std::int64_t last, std::int64_t channel0, std::int64_t in_channels_64,
+                    spectral_gemm_launcher gemm) {
     // Column-major per bin: input M x in (ld M); the filter spectrum is stored
     // [in][ld], i.e. an ld x in matrix, and CUBLAS_OP_C turns it into the
     // in x out conj(W) that cross-correlation needs, at no cost. Output
@@ -22,7 +27,8 @@ void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand
     // go in chunks.
     if (last <= first) return;
     const int rows = int(t.gemm_rows);
-    const int in_channels = int(t.geometry.in_channels());
+    const int in_channels = int(in_channels_64);
+    const std::int64_t input_offset = channel0 * t.gemm_rows;  // the block's first channel in each bin
     const std::int64_t bins = t.geometry.freq_bins();
     const std::int64_t column = filter.column_offset + first;  // in the filter's rows
     for (std::int64_t f0 = 0; f0 < bins; f0 += INT_MAX) {
@@ -31,7 +37,7 @@ void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand
             const cuDoubleComplex one{1.0, 0.0}, zero{0.0, 0.0};
             FFTCONV_CUBLAS_TRY(cublasZgemmStridedBatched(
                 e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), in_channels, &one,
-                static_cast<const cuDoubleComplex*>(b.input_spectrum) + f0 * t.input_bin_stride, rows,
+                static_cast<const cuDoubleComplex*>(b.input_spectrum) + input_offset + f0 * t.input_bin_stride, rows,
                 t.input_bin_stride,
                 static_cast<const cuDoubleComplex*>(filter.data) + column + f0 * filter.bin_stride, int(filter.ld),
                 filter.bin_stride, &zero,
@@ -41,10 +47,10 @@ void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand
             // Our split-TF32 tensor-core kernel where it measured faster than
             // cuBLAS's FP32 CGEMM (and more accurate: spectral_gemm.hpp).
             const spectral_gemm_args args{
-                static_cast<const float2*>(b.input_spectrum) + f0 * t.input_bin_stride,
+                static_cast<const float2*>(b.input_spectrum) + input_offset + f0 * t.input_bin_stride,
                 static_cast<const float2*>(filter.data) + filter.column_offset + f0 * filter.bin_stride,
                 static_cast<float2*>(b.output_spectrum) + f0 * t.output_bin_stride,
-                t.gemm_rows, t.geometry.in_channels(), filter.ld, first, last, count,
+                t.gemm_rows, in_channels_64, filter.ld, first, last, count,
                 t.input_bin_stride, filter.bin_stride, t.output_bin_stride};
             if (spectral_gemm_pays(args)) {
                 e.log_launch(reinterpret_cast<const void*>(gemm));  // which instantiation: the launcher
@@ -54,12 +60,31 @@ void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand
             const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
             FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
                 e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, rows, int(last - first), in_channels, &one,
-                static_cast<const cuComplex*>(b.input_spectrum) + f0 * t.input_bin_stride, rows, t.input_bin_stride,
+                static_cast<const cuComplex*>(b.input_spectrum) + input_offset + f0 * t.input_bin_stride, rows, t.input_bin_stride,
                 static_cast<const cuComplex*>(filter.data) + column + f0 * filter.bin_stride, int(filter.ld),
                 filter.bin_stride, &zero,
                 static_cast<cuComplex*>(b.output_spectrum) + first * t.gemm_rows + f0 * t.output_bin_stride, rows,
                 t.output_bin_stride, count));
         }
+    }
+}
+
+}  // namespace
+
+void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand& filter,
+                      const pipeline_buffers& b, std::int64_t first, std::int64_t last,
+                      const channel_groups& groups, spectral_gemm_launcher gemm) {
+    if (groups.count == 1) {
+        multiply_block(e, t, filter, b, first, last, 0, t.geometry.in_channels(), gemm);
+        return;
+    }
+    // One product per group the range touches: its output channels against
+    // its input channels (the filter spectrum's rows are the group's).
+    const std::int64_t global_first = groups.first_out + first, global_last = groups.first_out + last;
+    for (std::int64_t g = global_first / groups.out_per_group; g * groups.out_per_group < global_last; ++g) {
+        const std::int64_t lo = std::max(global_first, g * groups.out_per_group) - groups.first_out;
+        const std::int64_t hi = std::min(global_last, (g + 1) * groups.out_per_group) - groups.first_out;
+        multiply_block(e, t, filter, b, lo, hi, g * groups.in_per_group, groups.in_per_group, gemm);
     }
 }
 

@@ -130,14 +130,16 @@ public:
     std::int64_t out_channels() const noexcept { return geometry_.out_channels(); }
     // The kernel extent, channels and tile extent it was made for.
     const tile_geometry<>& geometry() const noexcept { return geometry_; }
+    std::int64_t groups() const noexcept { return groups_; }
     std::size_t bytes() const noexcept;
     const void* data() const noexcept { return data_.get(); }
 
 private:
     friend class context;
-    explicit filter_spectrum(const tile_geometry<>& geometry);
+    filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups);
 
     tile_geometry<> geometry_;
+    std::int64_t groups_;
     detail::device_buffer data_;
 };
 

@@ -40,10 +40,12 @@ struct dispatch_decision {
 // The configurations compiled into this build, in table order.
 std::span<const tile_config> compiled_configs() noexcept;
 
-// A problem fits a configuration when its kernel extent is the configuration's
-// and both channel counts equal the configuration's channels.
+// A problem fits a configuration when its kernel is K x K with the
+// configuration's K, both channel counts equal the configuration's channels
+// and it has no groups (padding and bias are the call's, whatever the entry).
 constexpr bool matches(const tile_config& c, const problem& p) {
-    return p.kernel.height == c.kernel_extent && p.in_channels == c.channels && p.out_channels == c.channels;
+    return p.kernel == extent2d{c.kernel_extent} && p.groups == 1 && p.in_channels == c.channels &&
+           p.out_channels == c.channels;
 }
 
 // Validates `p`, then picks its path among the compiled configurations and
@@ -70,7 +72,8 @@ struct filter_input;
 struct specialization {
     tile_config config;
     // conv2d on this configuration: transforms filter.w, or uses a given spectrum.
-    void (*run)(detail::engine&, const problem&, const float* x, const detail::filter_input& filter, float* y);
+    void (*run)(detail::engine&, const problem&, const float* x, const detail::filter_input& filter,
+                const float* bias, float* y);
     // The filter spectrum of w ([bin][in][out], the layout run() reads).
     void (*transform_filter)(detail::engine&, const problem&, const float* w, void* spectrum);
     // The kernels run() launches (their addresses as the instantiating

@@ -31,8 +31,9 @@ namespace fftconv {
 namespace detail {
 
 template <tile_config Cfg>
-void run_specialized(engine& e, const problem& p, const float* x, const filter_input& filter, float* y) {
-    run_pipeline(e, p, geometry_of<Cfg>{}, x, filter, y);
+void run_specialized(engine& e, const problem& p, const float* x, const filter_input& filter, const float* bias,
+                     float* y) {
+    run_pipeline(e, p, geometry_of<Cfg>{}, x, filter, bias, y);
 }
 
 template <tile_config Cfg>
@@ -76,8 +77,8 @@ void conv2d(context& ctx, const problem& p, const float* x, const float* w, floa
                               std::to_string(Cfg.kernel_extent) + " channels=" +
                               std::to_string(Cfg.channels));
     if (w == nullptr) detail::throw_invalid("fftconv: w is a null pointer");
-    detail::check_operands(ctx.engine(), p, x, w, y);
-    detail::run_specialized<Cfg>(ctx.engine(), p, x, detail::filter_input{w, {}}, y);
+    detail::check_operands(ctx.engine(), p, x, w, nullptr, y);
+    detail::run_specialized<Cfg>(ctx.engine(), p, x, detail::filter_input{w, {}}, nullptr, y);
 }
 
 }  // namespace fftconv

@@ -21,12 +21,16 @@ struct launch_extents {
     std::int64_t tiles_wide;
     std::int64_t tiles_per_image;
     tensor_strides strides;       // of x for the gather, of y for the scatter
+    // Gather: the input row and column that the pass's output (0, 0) reads
+    // first (negative over the zero padding; image_tiles in fused_tile_fft.cuh).
+    std::int64_t first_row = 0, first_col = 0;
+    const float* bias = nullptr;  // scatter: the pass's output channels' bias, or none
 };
 
 // Real tile n = (channel * batch + b) * tiles_per_image + tile reads the
-// T x T window of image (b, channel) whose corner is the tile's first output;
-// everything past the image edge is zero (overlap-save needs the window to be
-// exactly what a circular convolution of that size sees).
+// T x T window of image (b, channel) that the tile's outputs see; everything
+// outside the image (padding, or past its edge) is zero (overlap-save needs
+// the window to be exactly what a circular convolution of that size sees).
 template <class Geometry, class Real>
 __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __restrict__ x,
                              Real* __restrict__ tiles, std::int64_t total) {
@@ -40,20 +44,21 @@ __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __rest
         const std::int64_t image = n / e.tiles_per_image;  // channel * batch + b
         const std::int64_t b = image % e.batch;
         const std::int64_t channel = image / e.batch;
-        const std::int64_t y0 = (tile / e.tiles_wide) * geo.out_tile() + row;
-        const std::int64_t x0 = (tile % e.tiles_wide) * geo.out_tile() + col;
+        const std::int64_t y0 = e.first_row + (tile / e.tiles_wide) * geo.out_tile() + row;
+        const std::int64_t x0 = e.first_col + (tile % e.tiles_wide) * geo.out_tile() + col;
         Real v = 0;
-        if (y0 < e.height && x0 < e.width)
+        if (y0 >= 0 && y0 < e.height && x0 >= 0 && x0 < e.width)
             v = x[b * e.strides.batch + channel * e.strides.channel + y0 * e.strides.row + x0];
         tiles[idx] = v;
     }
 }
 
-// Real filter n = in_channel * out_channels + out_channel: the K x K filter in
-// the top-left corner of a T x T zero tile, times 1/T^2 (cuFFT's inverse is
-// unnormalised; folding the scale here costs nothing).
+// Real filter n = in_channel * out_channels + out_channel (in_channel within
+// the output channel's group; w is [out][group_in_channels][K][K]): the K x K
+// filter in the top-left corner of a T x T zero tile, times 1/T^2 (cuFFT's
+// inverse is unnormalised; folding the scale here costs nothing).
 template <class Geometry, class Real>
-__global__ void pad_filters(Geometry geo, std::int64_t in_channels, std::int64_t out_channels,
+__global__ void pad_filters(Geometry geo, std::int64_t group_in_channels, std::int64_t out_channels,
                             const float* __restrict__ w, Real* __restrict__ tiles,
                             std::int64_t total, Real scale) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
@@ -66,7 +71,7 @@ __global__ void pad_filters(Geometry geo, std::int64_t in_channels, std::int64_t
         const std::int64_t in_channel = n / out_channels;
         Real v = 0;
         if (row < geo.kernel_extent() && col < geo.kernel_extent())
-            v = scale * w[((out_channel * in_channels + in_channel) * geo.kernel_extent() + row) *
+            v = scale * w[((out_channel * group_in_channels + in_channel) * geo.kernel_extent() + row) *
                               geo.kernel_extent() + col];
         tiles[idx] = v;
     }
@@ -88,8 +93,9 @@ __global__ void scatter_tiles(Geometry geo, launch_extents e, const Real* __rest
         const std::int64_t b = image / e.channels;
         const std::int64_t tile = (i / geo.out_tile()) * e.tiles_wide + j / geo.out_tile();
         const std::int64_t n = (o * e.batch + b) * e.tiles_per_image + tile;
-        y[b * e.strides.batch + o * e.strides.channel + i * e.strides.row + j] = float(
-            tiles[(n * geo.tile_extent() + i % geo.out_tile()) * geo.tile_extent() + j % geo.out_tile()]);
+        const Real value = tiles[(n * geo.tile_extent() + i % geo.out_tile()) * geo.tile_extent() + j % geo.out_tile()];
+        y[b * e.strides.batch + o * e.strides.channel + i * e.strides.row + j] =
+            float(e.bias == nullptr ? value : value + Real(e.bias[o]));
     }
 }
 

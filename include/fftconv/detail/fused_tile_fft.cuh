@@ -45,12 +45,15 @@ constexpr std::size_t fused_shared_bytes(int tile_extent) {
     return sizeof(float2) * std::size_t(fused_pairs(tile_extent)) * tile_extent * (tile_extent + 1);
 }
 
-// Where real tile n lives: `rows` x `cols` valid elements from `offset` with
-// `row_stride`; everything else in the T x T tile is zero (or not written).
+// Where real tile n lives: rows [row_begin, rows) and columns
+// [col_begin, cols) of the T x T tile hold data[offset + r * row_stride + c];
+// everything else is zero (or, for an output, not written). offset may point
+// before the data (a tile hanging over the padding above or left of the
+// image): only elements inside the window are read. tile_window{} is empty.
 struct tile_window {
     std::int64_t offset;
-    int rows;
-    int cols;
+    int row_begin, rows;
+    int col_begin, cols;
     std::int64_t row_stride;
 };
 
@@ -59,65 +62,86 @@ __device__ __forceinline__ int clip(int extent, std::int64_t remaining) {
     return remaining < extent ? int(remaining) : extent;
 }
 
+// The part [begin, end) of a T-point window starting at `start` (may be
+// negative: zero padding) that lies inside [0, extent).
+__device__ __forceinline__ int window_begin(std::int64_t start, int tile_extent) {
+    return start >= 0 ? 0 : -start >= tile_extent ? tile_extent : int(-start);
+}
+__device__ __forceinline__ int window_end(std::int64_t start, std::int64_t extent, int tile_extent) {
+    const std::int64_t end = extent - start;
+    return end <= 0 ? 0 : end >= tile_extent ? tile_extent : int(end);
+}
+
 // Input tile n = (channel * batch + b) * tile_slots + tile: the window of x
-// at the tile's first output; slots past tiles_per_image are empty.
+// that the tile's outputs see; slots past tiles_per_image are empty. The
+// output row 0 of the pass reads input row first_row (its first output row
+// minus the top padding: negative where the window hangs over the zero
+// padding), output column 0 input column first_col (minus the left padding).
 template <class Geometry>
 struct image_tiles {
     Geometry geo;
     const float* x;
     tensor_strides strides;
     std::int64_t batch, height, width, tiles_wide, tiles_per_image, tile_slots;
+    std::int64_t first_row, first_col;
     static constexpr float scale = 1.0f;
 
     __device__ tile_window window(std::int64_t n) const {
         const std::int64_t tile = n % tile_slots, image = n / tile_slots;
-        if (tile >= tiles_per_image) return {0, 0, 0, 0};
+        if (tile >= tiles_per_image) return tile_window{};
         const std::int64_t b = image % batch, c = image / batch;
-        const std::int64_t y0 = (tile / tiles_wide) * geo.out_tile(), x0 = (tile % tiles_wide) * geo.out_tile();
+        const std::int64_t y0 = first_row + (tile / tiles_wide) * geo.out_tile();
+        const std::int64_t x0 = first_col + (tile % tiles_wide) * geo.out_tile();
+        const int t = geo.tile_extent();
         return {b * strides.batch + c * strides.channel + y0 * strides.row + x0,
-                clip(geo.tile_extent(), height - y0),
-                clip(geo.tile_extent(), width - x0), strides.row};
+                window_begin(y0, t), window_end(y0, height, t),
+                window_begin(x0, t), window_end(x0, width, t), strides.row};
     }
     __device__ const float* data() const { return x; }
 };
 
-// Filter tile n = in_channel * out_channels + out_channel: the K x K filter,
-// scaled by 1/T^2 (the inverse transform is unnormalised). out_channels is
-// the pass's (a pass may cover some of the output channels).
+// Filter tile n = in_channel * out_channels + out_channel (in_channel within
+// the output channel's group): the K x K filter, scaled by 1/T^2 (the inverse
+// transform is unnormalised). out_channels is the pass's (a pass may cover
+// some of the output channels); group_in_channels the filter's second extent.
 template <class Geometry>
 struct filter_tiles {
     Geometry geo;
     const float* w;
-    std::int64_t out_channels;
+    std::int64_t group_in_channels, out_channels;
     float scale;
 
     __device__ tile_window window(std::int64_t n) const {
         const int k = geo.kernel_extent();
         const std::int64_t o = n % out_channels, c = n / out_channels;
-        return {(o * geo.in_channels() + c) * k * k, k, k, k};
+        return {(o * group_in_channels + c) * k * k, 0, k, 0, k, k};
     }
     __device__ const float* data() const { return w; }
 };
 
 // Output tile n = (out_channel * batch + b) * tile_slots + tile: its first
-// To x To outputs (the ones no circular wrap reached), clipped to y; slots
-// past tiles_per_image write nothing.
+// To x To outputs (the ones no circular wrap reached), clipped to y, plus the
+// output channel's bias (when there is one); slots past tiles_per_image write
+// nothing.
 template <class Geometry>
 struct output_tiles {
     Geometry geo;
     float* y;
     tensor_strides strides;
     std::int64_t batch, out_height, out_width, tiles_wide, tiles_per_image, tile_slots;
+    const float* bias;  // the pass's output channels' (null: none)
+
+    __device__ float bias_of(std::int64_t n) const { return bias == nullptr ? 0.0f : bias[n / tile_slots / batch]; }
 
     __device__ tile_window window(std::int64_t n) const {
         const std::int64_t tile = n % tile_slots, image = n / tile_slots;
-        if (tile >= tiles_per_image) return {0, 0, 0, 0};
+        if (tile >= tiles_per_image) return tile_window{};
         const std::int64_t b = image % batch, o = image / batch;
         const int out_tile = geo.out_tile();
         const std::int64_t y0 = (tile / tiles_wide) * out_tile, x0 = (tile % tiles_wide) * out_tile;
         return {b * strides.batch + o * strides.channel + y0 * strides.row + x0,
-                clip(out_tile, out_height - y0),
-                clip(out_tile, out_width - x0), strides.row};
+                0, clip(out_tile, out_height - y0),
+                0, clip(out_tile, out_width - x0), strides.row};
     }
 };
 
@@ -139,7 +163,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
 
     // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
-    tile_window wa{0, 0, 0, 0}, wb{0, 0, 0, 0};
+    tile_window wa = tile_window{}, wb = tile_window{};
     if (n0 < tile_count) wa = source.window(n0);
     if (n0 + 1 < tile_count) wb = source.window(n0 + 1);
     // Thread `lane` loads column `lane` of every row (coalesced across the
@@ -153,8 +177,10 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
             const int r = base + u;
-            va[u] = r < wa.rows && lane < wa.cols ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
-            vb[u] = r < wb.rows && lane < wb.cols ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
+            va[u] = r >= wa.row_begin && r < wa.rows && lane >= wa.col_begin && lane < wa.cols
+                        ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
+            vb[u] = r >= wb.row_begin && r < wb.rows && lane >= wb.col_begin && lane < wb.cols
+                        ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
         }
 #pragma unroll
         for (int u = 0; u < chunk; ++u)
@@ -276,12 +302,14 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
         for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];
         fft_in_registers<T, true>(v);
         const tile_window wa = sink.window(n0);
-        const tile_window wb = n0 + 1 < tile_count ? sink.window(n0 + 1) : tile_window{0, 0, 0, 0};
+        const tile_window wb = n0 + 1 < tile_count ? sink.window(n0 + 1) : tile_window{};
+        // A pair never spans two images (even tile slots): one bias for both.
+        const float bias = sink.bias_of(n0);
 #pragma unroll
         for (int k = 0; k < T; ++k) {
             const int r = bit_reversed<T>.index[k];
-            if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x;
-            if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y;
+            if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x + bias;
+            if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y + bias;
         }
     }
 }

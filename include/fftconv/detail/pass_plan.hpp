@@ -34,7 +34,9 @@ constexpr std::int64_t tile_rows_of(const problem& p, int tile_extent) {
 
 // The extents of the pass that starts at sample `batch_first`, tile row
 // `tile_row_first` and output channel `out_first` (the last pass along each
-// axis may be smaller).
+// axis may be smaller), as the unpadded problem whose output is the pass's:
+// padding lives in where the pass reads its input (the image view of
+// pipeline.cuh), not in the pass problem.
 constexpr problem pass_problem(const problem& p, int tile_extent, const pass_shape& pass,
                                std::int64_t batch_first, std::int64_t tile_row_first, std::int64_t out_first) {
     const std::int64_t out_tile = tile_extent - p.kernel.height + 1;
@@ -43,7 +45,9 @@ constexpr problem pass_problem(const problem& p, int tile_extent, const pass_sha
     q.out_channels = std::min(pass.out_channels, p.out_channels - out_first);
     const std::int64_t first_row = tile_row_first * out_tile;
     const std::int64_t out_rows = std::min(pass.tile_rows * out_tile, p.out_height() - first_row);
+    q.padding = {0, 0};
     q.height = out_rows + p.kernel.height - 1;
+    q.width = p.out_width() + p.kernel.width - 1;
     return q;
 }
 

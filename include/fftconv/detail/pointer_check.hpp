@@ -18,7 +18,9 @@ void require_device_memory(const void* p, std::size_t bytes, int device, const c
 
 // The checks every call makes before its first launch: the engine's call
 // preconditions (engine::begin_call), the problem, and x, w (unless null: a
-// filter spectrum brings its own) and y against the problem's sizes.
-void check_operands(engine& e, const problem& p, const float* x, const float* w, const float* y);
+// filter spectrum brings its own), bias (unless null: none) and y against the
+// problem's sizes.
+void check_operands(engine& e, const problem& p, const float* x, const float* w, const float* bias,
+                    const float* y);
 
 }  // namespace fftconv::detail

@@ -17,7 +17,8 @@ class engine;
 struct filter_input;
 
 template <tile_config Cfg>
-void run_specialized(engine& e, const problem& p, const float* x, const filter_input& filter, float* y);
+void run_specialized(engine& e, const problem& p, const float* x, const filter_input& filter, const float* bias,
+                     float* y);
 
 template <tile_config Cfg>
 void transform_specialized(engine& e, const problem& p, const float* w, void* spectrum);

@@ -26,11 +26,23 @@ struct filter_operand {
 // one, or one instantiated for its channel count.
 using spectral_gemm_launcher = void (*)(const spectral_gemm_args&, cudaStream_t);
 
-// Enqueues the product on the engine's stream. `gemm` runs the fused path's
-// product where spectral_gemm_pays(); cuBLAS (CGEMM, or ZGEMM on the cuFFT
-// path) runs the rest.
+// How the channels are grouped (problem::groups): output channel o of the
+// whole problem sums over input channels [g * in_per_group, (g + 1) *
+// in_per_group) with g = o / out_per_group. first_out is the pass's output
+// channel 0 in the whole problem (a pass may cover some output channels).
+struct channel_groups {
+    std::int64_t count = 1;
+    std::int64_t in_per_group = 0;
+    std::int64_t out_per_group = 0;
+    std::int64_t first_out = 0;
+};
+
+// Enqueues the product on the engine's stream: one GEMM per group the range
+// touches (one in all for groups = 1). `gemm` runs the fused path's products
+// where spectral_gemm_pays(); cuBLAS (CGEMM, or ZGEMM on the cuFFT path) runs
+// the rest.
 void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand& filter,
                       const pipeline_buffers& b, std::int64_t first, std::int64_t last,
-                      spectral_gemm_launcher gemm = &spectral_gemm);
+                      const channel_groups& groups, spectral_gemm_launcher gemm = &spectral_gemm);
 
 }  // namespace fftconv::detail

@@ -68,7 +68,7 @@ struct workspace_layout {
     // Transforms per spectrum: the cuFFT plans' batch counts, the fused
     // transforms' tile counts.
     std::int64_t input_transforms;   // in_channels * gemm_rows
-    std::int64_t filter_transforms;  // in_channels * out_channels
+    std::int64_t filter_transforms;  // in_channels / groups * out_channels
     std::int64_t output_transforms;  // out_channels * gemm_rows
 
     // Distance between consecutive bins in each spectrum (bin_stride).
@@ -102,7 +102,7 @@ struct workspace_layout {
 // channels, its band of rows); `tile_extent` is the call's.
 constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool holds_filter = true) {
     workspace_layout t{};
-    t.geometry = tile_geometry<>(int(p.kernel.height), p.in_channels, p.out_channels, tile_extent);
+    t.geometry = tile_geometry<>(int(p.kernel.height), p.in_channels, p.out_channels, tile_extent);  // square kernels
     const tile_geometry<>& g = t.geometry;
     t.holds_filter = holds_filter;
     t.tiles_high = ceil_div(p.out_height(), g.out_tile());
@@ -111,7 +111,7 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.tile_slots = g.fused() ? (t.tiles_per_image + 1) / 2 * 2 : t.tiles_per_image;
     t.gemm_rows = p.batch * t.tile_slots;
     t.input_transforms = p.in_channels * t.gemm_rows;
-    t.filter_transforms = g.filter_matrix();
+    t.filter_transforms = p.group_in_channels() * p.out_channels;  // each output channel's group
     t.output_transforms = p.out_channels * t.gemm_rows;
     const std::int64_t real_tiles =
         std::max({t.input_transforms, t.output_transforms, holds_filter ? t.filter_transforms : 0});
