@@ -55,15 +55,16 @@ double estimated_seconds(const problem& p, int tile_extent) {
     const double rows = double(t.gemm_rows);
     const double in = double(p.in_channels);
     const double out = double(p.out_channels);
-    const double flops = 8.0 * bins * rows * in * out;
-    const double spectrum_bytes = 8.0 * bins * (in * rows + out * rows + in * out);
+    const double group_in = double(p.group_in_channels());  // each output channel's contraction depth
+    const double flops = 8.0 * bins * rows * group_in * out;
+    const double spectrum_bytes = 8.0 * bins * (in * rows + out * rows + group_in * out);
     const double io_bytes =
         4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
     if (t.geometry.fused())
         return flops / gemm_flops_per_second + (2.0 * spectrum_bytes + io_bytes) / fused_bytes_per_second;
     // The cuFFT path works in double (tile_geometry::double_intermediates): twice the bytes, and the
     // complex double GEMM on the FP64 tensor cores at about the same rate.
-    const double real_bytes = 4.0 * tile * (in * rows + out * rows + in * out);
+    const double real_bytes = 4.0 * tile * (in * rows + out * rows + group_in * out);
     return flops / gemm_flops_per_second +
            (2.0 * 2.0 * (real_bytes + spectrum_bytes) + io_bytes) / cufft_bytes_per_second;
 }

@@ -1,0 +1,133 @@
+// The whole operator against float64: padding (none, 'same', more than the
+// kernel), groups (1, 2, 4, depthwise, channel multiplier 2), bias on and
+// off, odd image sizes, batch 1..8, on every transform path (fused T = 16, 32,
+// 64 and cuFFT), compiled configurations with padding and bias, passes under
+// a workspace limit, and filter reuse. Normal and positive inputs each time.
+#include "doctest.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "conv_check.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+// Runs `p` on `ctx` (bias when with_bias; through a filter spectrum when
+// reuse) on fresh inputs of `kind`, checks every output against the float64
+// oracle and returns the accuracy.
+reference::accuracy check_operator(context& ctx, const problem& p, bool with_bias, bool reuse, std::uint64_t seed,
+                                   reference::input_kind kind) {
+    using namespace reference;
+    auto [x, w, y] = testing::make_conv_tensors(p, seed, kind, ctx.stream());
+    auto bias = make_device_array<float>(p.out_channels);
+    fill_input(kind, bias.data(), bias.size, seed ^ 0xb1a5ull, ctx.stream());
+    const float* b = with_bias ? bias.data() : nullptr;
+    if (reuse) {
+        const filter_spectrum spectrum = ctx.transform_filter(p, w.data());
+        ctx.conv2d(p, x.data(), spectrum, b, y.data());
+    } else {
+        ctx.conv2d(p, x.data(), w.data(), b, y.data());
+    }
+    auto exact = make_device_array<double>(p.output_elements());
+    direct_conv_gpu(p, x.data(), w.data(), exact.data(), ctx.stream(), b);
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+    const accuracy a = compare(to_host(y.data(), y.size), to_host(exact.data(), exact.size));
+    INFO(to_string(p), " bias=", with_bias, " reuse=", reuse, " ", to_string(kind), " seed=", seed,
+         " tile_extent=", ctx.plan(p).geometry.tile_extent(), " rel_l2=", a.relative_l2,
+         " worst=", a.worst_fraction, " non_finite=", a.non_finite);
+    testing::check_bar(a);
+    return a;
+}
+
+void check_both_kinds(context& ctx, const problem& p, bool with_bias, bool reuse, std::uint64_t seed) {
+    for (const reference::input_kind kind : reference::input_kinds)
+        check_operator(ctx, p, with_bias, reuse, seed++, kind);
+}
+
+problem make(std::int64_t batch, std::int64_t in, std::int64_t out, std::int64_t h, std::int64_t w, std::int64_t k,
+             extent2d padding, std::int64_t groups) {
+    problem p{batch, in, out, h, w, k};
+    p.padding = padding;
+    p.groups = groups;
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("padding, groups and bias on every transform path") {
+    context ctx;
+    std::uint64_t seed = 1000;
+    for (const int tile : {0, 16, 32, 64, 24}) {  // 0: the heuristic's choice; 24: cuFFT
+        ctx.force_tile_extent(tile);
+        CAPTURE(tile);
+        for (const problem& p : {
+                 make(2, 8, 8, 37, 29, 7, same_padding(7), 1),        // 'same', odd sizes
+                 make(1, 6, 10, 20, 33, 6, same_padding(6), 2),       // even K: one row/column less
+                 make(3, 8, 8, 17, 17, 5, {9, 2}, 4),                 // padding beyond the kernel, groups 4
+                 make(2, 12, 12, 31, 30, 9, same_padding(9), 12),     // depthwise
+                 make(1, 6, 12, 25, 19, 7, same_padding(7), 6),       // depthwise, channel multiplier 2
+                 make(8, 4, 6, 9, 11, 3, 1, 2),                       // batch 8, small image
+             }) {
+            if (tile != 0 && tile < p.kernel.height) continue;
+            for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
+        }
+    }
+}
+
+TEST_CASE("a compiled configuration takes padding and bias at run time") {
+    context ctx;
+    for (const tile_config& c : compiled_configs()) {
+        CAPTURE(c.kernel_extent);
+        CAPTURE(c.channels);
+        const problem p = make(2, c.channels, c.channels, 2 * c.tile_extent + 3, c.tile_extent + 10, c.kernel_extent,
+                               same_padding(c.kernel_extent), 1);
+        REQUIRE(ctx.plan(p).path == path_kind::compiled);
+        check_both_kinds(ctx, p, true, false, 77 + std::uint64_t(c.tile_extent));
+    }
+}
+
+TEST_CASE("filter reuse with groups and bias; a spectrum made for other groups is refused") {
+    context ctx;
+    const problem grouped = make(2, 8, 12, 40, 41, 5, same_padding(5), 4);
+    check_both_kinds(ctx, grouped, true, true, 300);
+    auto tensors = testing::make_conv_tensors(grouped, 1);
+    const filter_spectrum spectrum = ctx.transform_filter(grouped, tensors.w.data());
+    CHECK(spectrum.groups() == 4);
+    problem other = grouped;
+    other.groups = 2;  // same channels, another layout
+    auto other_tensors = testing::make_conv_tensors(other, 2);
+    CHECK_THROWS_WITH_AS(ctx.conv2d(other, other_tensors.x.data(), spectrum, other_tensors.y.data()),
+                         doctest::Contains("groups=4"), error);
+}
+
+TEST_CASE("passes under a workspace limit keep padding, groups and bias right") {
+    // Bands of tile rows (the top and bottom bands read the padding) and
+    // groups of output channels that cut through channel groups.
+    for (const int tile : {32, 24}) {
+        context ctx;
+        ctx.force_tile_extent(tile);
+        const problem p = make(2, 8, 12, 150, 70, 9, same_padding(9), 4);
+        context probe;
+        probe.force_tile_extent(tile);
+        const std::size_t whole = probe.workspace_size(p);
+        ctx.set_workspace_limit(whole / 5);
+        CAPTURE(tile);
+        CAPTURE(whole);
+        check_both_kinds(ctx, p, true, false, 500 + std::uint64_t(tile));
+    }
+}
+
+TEST_CASE("a bias that is not device memory of this device, or too short, is refused before anything runs") {
+    context ctx;
+    const problem p = make(1, 4, 4, 20, 20, 3, 1, 1);
+    auto t = testing::make_conv_tensors(p, 3);
+    std::vector<float> host_bias(std::size_t(p.out_channels), 1.0f);
+    CHECK_THROWS_WITH_AS(ctx.conv2d(p, t.x.data(), t.w.data(), host_bias.data(), t.y.data()),
+                         doctest::Contains("bias"), error);
+    auto short_bias = reference::make_device_array<float>(p.out_channels - 1);
+    CHECK_THROWS_WITH_AS(ctx.conv2d(p, t.x.data(), t.w.data(), short_bias.data(), t.y.data()),
+                         doctest::Contains("bias"), error);
+}
