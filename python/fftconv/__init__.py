@@ -1,11 +1,15 @@
 """fftconv: large-kernel 2D convolution on NVIDIA GPUs by tiled overlap-save
-FFT. PyTorch's F.conv2d semantics (float32 NCHW, stride 1, no padding).
+FFT. PyTorch's F.conv2d semantics (float32 NCHW, stride 1, dilation 1; zero
+padding, groups and bias as F.conv2d takes them).
 
     import fftconv
     y = fftconv.conv2d(x, w)                  # CUDA tensors: PyTorch, CuPy, JAX, DLPack
+    y = fftconv.conv2d(x, w, b, padding="same", groups=x.shape[1])   # F.conv2d's arguments
     spectrum = fftconv.transform_filter(w, x.shape)
     y = fftconv.conv2d(x, spectrum)           # inference: the filter transformed once
     fftconv.plan(x.shape, w.shape)            # which path runs (no GPU needed)
+    fftconv.Problem(batch=8, in_channels=64, out_channels=64, height=56, width=56,
+                    kernel=(31, 15), padding="same", groups=64)
 
     import fftconv.torch
     layer = fftconv.torch.Conv2d(64, 64, 16)  # nn.Conv2d's constructor and state_dict

@@ -1,4 +1,11 @@
-"""fftconv's Python API: conv2d, transform_filter, plan, workspace_size."""
+"""fftconv's Python API: conv2d, transform_filter, plan, workspace_size.
+
+The operator is torch.nn.functional.conv2d(x, w, bias, stride=1,
+padding=padding, dilation=1, groups=groups): the arguments are PyTorch's,
+and stride and dilation are taken only as 1 (anything else raises
+InvalidArgumentError naming them, as the library's validation does)."""
+import operator
+
 from . import _frameworks as frameworks
 from . import _native
 from ._errors import invalid_argument
@@ -9,10 +16,44 @@ FilterSpectrum = _native.FilterSpectrum
 DeviceArray = _native.DeviceArray
 
 
-def problem_for(input_shape, filter_shape):
+def _require_one(value, name, what):
+    """Refuses a stride or dilation (an int or a pair, as PyTorch takes
+    them) other than 1, naming it."""
+    pair = isinstance(value, (tuple, list))
+    try:
+        values = tuple(operator.index(v) for v in value) if pair else (operator.index(value),)
+    except TypeError:
+        raise TypeError(f"fftconv: {name} must be an int or a (height, width) pair, "
+                        f"not {type(value).__name__} ({value!r})") from None
+    if pair and len(values) != 2:
+        raise invalid_argument(f"{name} = {value!r} has {len(values)} values; "
+                               "expected one int or a (height, width) pair")
+    if any(v != 1 for v in values):
+        raise invalid_argument(f"{name} = {value!r} is not supported: fftconv computes {what} "
+                               f"convolutions only ({name} must be 1)")
+
+
+def _groups(groups):
+    if isinstance(groups, bool):
+        raise TypeError(f"fftconv: groups must be an int, not bool ({groups!r})")
+    try:
+        groups = operator.index(groups)
+    except TypeError:
+        raise TypeError(f"fftconv: groups must be an int, not {type(groups).__name__} ({groups!r})") from None
+    if groups < 1:
+        raise invalid_argument(f"groups = {groups} must be at least 1")
+    return groups
+
+
+def problem_for(input_shape, filter_shape, *, padding=0, groups=1, stride=1, dilation=1):
     """The Problem for an input of `input_shape` (batch, in_channels, height,
-    width) and a filter of `filter_shape` (out_channels, in_channels, K, K),
+    width) and a filter of `filter_shape` (out_channels, in_channels / groups,
+    kernel_height, kernel_width), with PyTorch's padding (an int, a (height,
+    width) pair, 'valid' or 'same'), groups, stride and dilation (1 only),
     validated: raises InvalidArgumentError naming what does not fit."""
+    _require_one(stride, "stride", "stride-1")
+    _require_one(dilation, "dilation", "undilated")
+    groups = _groups(groups)
     input_shape = tuple(int(extent) for extent in input_shape)
     filter_shape = tuple(int(extent) for extent in filter_shape)
     if len(input_shape) != 4:
@@ -20,39 +61,49 @@ def problem_for(input_shape, filter_shape):
                                "(batch, in_channels, height, width)")
     if len(filter_shape) != 4:
         raise invalid_argument(f"w has shape {list(filter_shape)}; expected 4 dimensions "
-                               "(out_channels, in_channels, kernel_extent, kernel_extent)")
-    if filter_shape[2] != filter_shape[3]:
-        raise invalid_argument(f"w has shape {list(filter_shape)}: fftconv takes square kernels only "
-                               f"({filter_shape[2]} x {filter_shape[3]} given)")
-    if filter_shape[1] != input_shape[1]:
-        raise invalid_argument(f"w has {filter_shape[1]} input channels (shape {list(filter_shape)}) "
-                               f"but x has {input_shape[1]} (shape {list(input_shape)})")
+                               "(out_channels, in_channels / groups, kernel_height, kernel_width)")
     batch, in_channels, height, width = input_shape
-    problem = Problem(batch=batch, in_channels=in_channels, out_channels=filter_shape[0],
-                      height=height, width=width, kernel_extent=filter_shape[2])
+    out_channels, group_in_channels, kernel_height, kernel_width = filter_shape
+    if group_in_channels * groups != in_channels:
+        if groups == 1:
+            raise invalid_argument(f"w has {group_in_channels} input channels (shape {list(filter_shape)}) "
+                                   f"but x has {in_channels} (shape {list(input_shape)})")
+        raise invalid_argument(f"w has {group_in_channels} input channels per group (shape {list(filter_shape)}), "
+                               f"so with groups = {groups} x needs {group_in_channels * groups}, "
+                               f"but x has {in_channels} (shape {list(input_shape)})")
+    if out_channels % groups != 0:
+        raise invalid_argument(f"w has {out_channels} output channels (shape {list(filter_shape)}), "
+                               f"which groups = {groups} does not divide")
+    problem = Problem(batch=batch, in_channels=in_channels, out_channels=out_channels, height=height,
+                      width=width, kernel=(kernel_height, kernel_width), padding=padding, groups=groups)
     problem.validate()
     return problem
 
 
-def _as_problem(x_or_problem, w=None):
+def _as_problem(x_or_problem, w, padding, groups):
     if isinstance(x_or_problem, Problem):
+        if w is not None or padding is not None or groups is not None:
+            raise invalid_argument("pass either a Problem (which has its own padding and groups) "
+                                   "or the input and the filter, not both")
         x_or_problem.validate()
         return x_or_problem
     if w is None:
         raise invalid_argument("pass a Problem, or the input and the filter (tensors or shapes)")
     shape = lambda a, name: tuple(a) if isinstance(a, (tuple, list)) else frameworks.shape_of(a, name)
-    return problem_for(shape(x_or_problem, "x"), shape(w, "w"))
+    return problem_for(shape(x_or_problem, "x"), shape(w, "w"), padding=0 if padding is None else padding,
+                       groups=1 if groups is None else groups)
 
 
-def plan(x, w=None):
-    """Which path fftconv takes for a problem: plan(problem), or plan(x, w)
-    with tensors or shapes. Needs no GPU."""
-    return _native.plan(_as_problem(x, w))
+def plan(x, w=None, *, padding=None, groups=None):
+    """Which path fftconv takes for a problem: plan(problem), or plan(x, w,
+    padding=0, groups=1) with tensors or shapes. Needs no GPU."""
+    return _native.plan(_as_problem(x, w, padding, groups))
 
 
-def workspace_size(x, w=None, *, device=0):
-    """Device bytes fftconv's workspace needs for the problem on `device`."""
-    return _native.workspace_size(_as_problem(x, w), device)
+def workspace_size(x, w=None, *, padding=None, groups=None, device=0):
+    """Device bytes fftconv's workspace needs for the problem on `device`:
+    workspace_size(problem) or workspace_size(x, w, padding=0, groups=1)."""
+    return _native.workspace_size(_as_problem(x, w, padding, groups), device)
 
 
 def _resolve_stream(stream, framework, device):
@@ -61,16 +112,29 @@ def _resolve_stream(stream, framework, device):
     return frameworks.stream_handle(stream)
 
 
-def conv2d(x, w, out=None, *, stream=None):
-    """y = conv2d(x, w): PyTorch's F.conv2d(x, w) (stride 1, no padding, no
-    dilation, groups 1, no bias), computed by fftconv.
+def conv2d(x, w, bias=None, stride=1, padding=None, dilation=1, groups=None, *, out=None, stream=None):
+    """y = torch.nn.functional.conv2d(x, w, bias, stride, padding, dilation,
+    groups), computed by fftconv. The arguments are F.conv2d's, in its order.
 
     x: float32 CUDA tensor (batch, in_channels, height, width), from PyTorch,
        CuPy, JAX or any DLPack producer.
-    w: float32 CUDA tensor (out_channels, in_channels, K, K), or a
-       FilterSpectrum from transform_filter (inference: transform once).
-    out: optional float32 CUDA tensor (batch, out_channels, height-K+1,
-       width-K+1), dense, written in place.
+    w: float32 CUDA tensor (out_channels, in_channels / groups, kernel_height,
+       kernel_width), or a FilterSpectrum from transform_filter (inference:
+       transform once).
+    bias: None, or a float32 CUDA tensor (out_channels,) added to each output
+       channel.
+    stride, dilation: 1 (an int or a pair); anything else raises
+       InvalidArgumentError naming it.
+    padding: zeros on each side: an int, (height, width), 'valid' (0) or
+       'same' ((k - 1) // 2 for odd kernel extents; an even extent raises
+       InvalidArgumentError: 'same' would pad one side more). Default 0, or
+       with a FilterSpectrum the padding it was made for.
+    groups: in_channels and out_channels are split into `groups` groups, each
+       output group seeing only its input group (in_channels = groups:
+       depthwise). Default 1, or a FilterSpectrum's.
+    out: optional float32 CUDA tensor (batch, out_channels, out_height,
+       out_width) with out_height = height + 2 * padding_height -
+       kernel_height + 1 (the same for the width), dense, written in place.
     stream: where the call runs; default: the producer's current stream
        (torch.cuda.current_stream(), CuPy's current stream; the legacy
        default stream for others). The call is asynchronous on it.
@@ -82,13 +146,30 @@ def conv2d(x, w, out=None, *, stream=None):
     subclasses carrying fftconv's message; nothing is written then."""
     spectrum = w if isinstance(w, FilterSpectrum) else None
     input_shape = frameworks.shape_of(x, "x")
-    filter_shape = tuple(spectrum.problem.filter_shape) if spectrum else frameworks.shape_of(w, "w")
-    problem = problem_for(input_shape, filter_shape)
+    if spectrum is not None:
+        made_for = spectrum.problem
+        filter_shape = tuple(made_for.filter_shape)
+        problem = problem_for(input_shape, filter_shape,
+                              padding=made_for.padding if padding is None else padding,
+                              groups=made_for.groups if groups is None else groups,
+                              stride=stride, dilation=dilation)
+        if (problem.padding, problem.groups) != (made_for.padding, made_for.groups):
+            raise invalid_argument(f"w is a FilterSpectrum made for padding={made_for.padding}, "
+                                   f"groups={made_for.groups}, but this call asks for "
+                                   f"padding={problem.padding}, groups={problem.groups}: pass what "
+                                   "transform_filter was given, or leave them out")
+    else:
+        filter_shape = frameworks.shape_of(w, "w")
+        problem = problem_for(input_shape, filter_shape, padding=0 if padding is None else padding,
+                              groups=1 if groups is None else groups, stride=stride, dilation=dilation)
+    if bias is not None and frameworks.shape_of(bias, "bias") != (problem.out_channels,):
+        raise invalid_argument(f"bias has shape {list(frameworks.shape_of(bias, 'bias'))}; "
+                               f"expected [{problem.out_channels}]")
     framework = frameworks.framework_of(x)
     device = frameworks.cuda_device(x, "x")
     # Every tensor on x's device, named before anything is exported (a CPU
     # tensor's exporter must not be given a CUDA stream).
-    for tensor, name in ((None if spectrum else w, "w"), (out, "out")):
+    for tensor, name in ((None if spectrum else w, "w"), (bias, "bias"), (out, "out")):
         if tensor is not None and frameworks.cuda_device(tensor, name) != device:
             raise invalid_argument(f"{name} is on CUDA device {frameworks.cuda_device(tensor, name)}, "
                                    f"x on device {device}")
@@ -98,6 +179,8 @@ def conv2d(x, w, out=None, *, stream=None):
     x = frameworks.contiguous(x, framework)
     if spectrum is None:
         w = frameworks.contiguous(w, frameworks.framework_of(w))
+    if bias is not None:
+        bias = frameworks.contiguous(bias, frameworks.framework_of(bias))
     if out is None:
         result = frameworks.allocate(framework, x, tuple(problem.output_shape), device, handle)
     else:
@@ -106,22 +189,25 @@ def conv2d(x, w, out=None, *, stream=None):
                                    f"expected {list(problem.output_shape)}")
         result = out
     out_argument = result if isinstance(result, DeviceArray) else frameworks.export(result, handle)
+    bias_argument = None if bias is None else frameworks.export(bias, handle)
     if spectrum is not None:
-        _native.conv2d_with_spectrum(problem, frameworks.export(x, handle), spectrum, out_argument,
-                                     device, handle)
+        _native.conv2d_with_spectrum(problem, frameworks.export(x, handle), spectrum, bias_argument,
+                                     out_argument, device, handle)
     else:
-        _native.conv2d(problem, frameworks.export(x, handle), frameworks.export(w, handle), out_argument,
-                       device, handle)
+        _native.conv2d(problem, frameworks.export(x, handle), frameworks.export(w, handle), bias_argument,
+                       out_argument, device, handle)
     return result if out is not None else frameworks.wrap_output(framework, result)
 
 
-def transform_filter(w, input_shape, *, stream=None):
+def transform_filter(w, input_shape, *, padding=0, groups=1, stream=None):
     """The filter's spectrum for inputs of `input_shape` (batch, in_channels,
-    height, width; the tile extent depends on it), computed once: pass it as
-    w to conv2d for every input of that shape. It lives on w's device; use it
-    on the stream it was made on, or synchronise first."""
+    height, width; the tile extent depends on it) and the padding and groups
+    it will be used with, computed once: pass it as w to conv2d for every
+    input of that shape (conv2d takes the padding and groups from it). It
+    lives on w's device; use it on the stream it was made on, or synchronise
+    first."""
     filter_shape = frameworks.shape_of(w, "w")
-    problem = problem_for(input_shape, filter_shape)
+    problem = problem_for(input_shape, filter_shape, padding=padding, groups=groups)
     framework = frameworks.framework_of(w)
     device = frameworks.cuda_device(w, "w")
     _native.require_device(device)

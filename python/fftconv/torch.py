@@ -4,13 +4,19 @@ It is an nn.Conv2d (same constructor, parameters, state_dict, repr and
 initialisation), so checkpoints load either way. forward() takes fftconv's
 path when it can compute exactly what nn.Conv2d would:
 
-    stride 1, padding 0 or 'valid', dilation 1, groups 1, a square kernel,
-    float32 input and weight on one CUDA device, autocast off
+    stride 1, dilation 1, float32 input, weight and bias on one CUDA
+    device, autocast off
 
-and otherwise calls nn.Conv2d's own forward (F.conv2d), warning once per
-reason. Bias is supported: it is added to fftconv's output. Gradients flow:
-the forward runs fftconv, the backward PyTorch's convolution gradients
-(torch.nn.grad), so training works too, at cuDNN's speed for the backward."""
+with any kernel_size (square or not), padding (an int, a pair, 'valid',
+'same'), groups and bias, all computed by fftconv (the bias is added by the
+same call). Where nn.Conv2d pads the input itself — padding_mode other than
+'zeros', or padding='same' with an even kernel extent (one zero more below
+and to the right) — so does this layer (torch.nn.functional.pad), then runs
+fftconv unpadded. Otherwise it calls nn.Conv2d's own forward (F.conv2d),
+warning once per reason. Gradients flow: the forward runs fftconv, the
+backward PyTorch's convolution gradients (torch.nn.grad, with the padding and
+groups; the bias's is grad_output summed over batch, height and width), so
+training works too, at cuDNN's speed for the backward."""
 import warnings
 
 import torch
@@ -36,23 +42,37 @@ def _autocast_enabled():
         return torch.is_autocast_enabled()
 
 
+def same_padding(kernel_size):
+    """PyTorch's padding='same' at stride 1, dilation 1: ((top, bottom),
+    (left, right)) for a (height, width) kernel; the extra zero of an even
+    extent goes below and to the right, as torch.nn.Conv2d puts it."""
+    return tuple(((k - 1) // 2, k - 1 - (k - 1) // 2) for k in kernel_size)
+
+
 class _Conv2dFunction(torch.autograd.Function):
-    """y = conv2d(x, w) by fftconv; gradients by torch.nn.grad."""
+    """y = conv2d(x, w, bias, padding, groups) by fftconv; gradients by torch.nn.grad."""
 
     @staticmethod
-    def forward(context, x, weight):
+    def forward(context, x, weight, bias, padding, groups):
         context.save_for_backward(x, weight)
-        return _api.conv2d(x, weight)
+        context.padding = padding
+        context.groups = groups
+        context.has_bias = bias is not None
+        return _api.conv2d(x, weight, bias, padding=padding, groups=groups)
 
     @staticmethod
     def backward(context, grad_output):
         x, weight = context.saved_tensors
-        grad_x = grad_weight = None
+        grad_x = grad_weight = grad_bias = None
         if context.needs_input_grad[0]:
-            grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad_output)
+            grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad_output, padding=context.padding,
+                                                groups=context.groups)
         if context.needs_input_grad[1]:
-            grad_weight = torch.nn.grad.conv2d_weight(x, weight.shape, grad_output)
-        return grad_x, grad_weight
+            grad_weight = torch.nn.grad.conv2d_weight(x, weight.shape, grad_output, padding=context.padding,
+                                                      groups=context.groups)
+        if context.has_bias and context.needs_input_grad[2]:
+            grad_bias = grad_output.sum((0, 2, 3))
+        return grad_x, grad_weight, grad_bias, None, None
 
 
 class Conv2d(nn.Conv2d):
@@ -62,25 +82,38 @@ class Conv2d(nn.Conv2d):
         """Why forward(input) cannot take fftconv's path, or None."""
         if self.stride != (1, 1):
             return f"stride={self.stride} (fftconv: 1)"
-        if self.padding not in ("valid", (0, 0)):
-            return f"padding={self.padding} (fftconv: 0 or 'valid')"
         if self.dilation != (1, 1):
             return f"dilation={self.dilation} (fftconv: 1)"
-        if self.groups != 1:
-            return f"groups={self.groups} (fftconv: 1)"
-        if self.kernel_size[0] != self.kernel_size[1]:
-            return f"kernel_size={self.kernel_size} (fftconv: square kernels)"
         if input.dim() not in (3, 4):
             return f"a {input.dim()}-dimensional input"
-        if not input.is_cuda or not self.weight.is_cuda:
+        parameters = [self.weight] + ([self.bias] if self.bias is not None else [])
+        if not input.is_cuda or not all(p.is_cuda for p in parameters):
             return "a CPU tensor (fftconv: CUDA tensors)"
-        if input.device != self.weight.device:
+        if any(p.device != input.device for p in parameters):
             return f"input on {input.device}, weight on {self.weight.device}"
-        if input.dtype != torch.float32 or self.weight.dtype != torch.float32:
+        if input.dtype != torch.float32 or any(p.dtype != torch.float32 for p in parameters):
             return f"dtype {input.dtype}/{self.weight.dtype} (fftconv: float32)"
         if _autocast_enabled():
             return "autocast is enabled (fftconv computes in float32)"
         return None
+
+    def fftconv_padding(self):
+        """(the padding fftconv applies, as (height, width); the padding this
+        layer applies first with torch.nn.functional.pad, as (left, right,
+        top, bottom), or None): fftconv pads with zeros, the same on both
+        sides of an axis; anything else is padded explicitly, as nn.Conv2d
+        does for padding modes other than 'zeros'."""
+        if self.padding == "valid":
+            sides = ((0, 0), (0, 0))
+        elif self.padding == "same":
+            sides = same_padding(self.kernel_size)
+        else:
+            sides = tuple((p, p) for p in self.padding)
+        (top, bottom), (left, right) = sides
+        if self.padding_mode == "zeros" and top == bottom and left == right:
+            return (top, left), None
+        explicit = (left, right, top, bottom)
+        return (0, 0), explicit if any(explicit) else None
 
     def forward(self, input):
         reason = self.unsupported_reason(input)
@@ -88,10 +121,13 @@ class Conv2d(nn.Conv2d):
             _warn_once(reason)
             return super().forward(input)
         batched = input if input.dim() == 4 else input.unsqueeze(0)
-        if torch.is_grad_enabled() and (batched.requires_grad or self.weight.requires_grad):
-            output = _Conv2dFunction.apply(batched, self.weight)
+        padding, explicit = self.fftconv_padding()
+        if explicit is not None:
+            mode = "constant" if self.padding_mode == "zeros" else self.padding_mode
+            batched = torch.nn.functional.pad(batched, explicit, mode=mode)
+        parameters_need_grad = self.weight.requires_grad or (self.bias is not None and self.bias.requires_grad)
+        if torch.is_grad_enabled() and (batched.requires_grad or parameters_need_grad):
+            output = _Conv2dFunction.apply(batched, self.weight, self.bias, padding, self.groups)
         else:
-            output = _api.conv2d(batched, self.weight)
-        if self.bias is not None:
-            output = output + self.bias.view(1, -1, 1, 1)
+            output = _api.conv2d(batched, self.weight, self.bias, padding=padding, groups=self.groups)
         return output if input.dim() == 4 else output.squeeze(0)

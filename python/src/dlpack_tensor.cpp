@@ -1,5 +1,6 @@
 #include "dlpack_tensor.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "fftconv/status.hpp"
@@ -38,9 +39,11 @@ bool is_cuda_memory(int type) { return type == kDLCUDA || type == kDLCUDAManaged
 
 }  // namespace
 
-std::string to_string(const shape4& shape) {
+std::string to_string(std::span<const std::int64_t> shape) {
     std::ostringstream out;
-    out << "[" << shape[0] << ", " << shape[1] << ", " << shape[2] << ", " << shape[3] << "]";
+    out << "[";
+    for (std::size_t d = 0; d < shape.size(); ++d) out << (d ? ", " : "") << shape[d];
+    out << "]";
     return out.str();
 }
 
@@ -66,16 +69,19 @@ int cuda_device_of(const DLTensor& tensor, const char* name) {
     return tensor.device.device_id;
 }
 
-float* checked_float_data(const DLTensor& tensor, const char* name, const shape4& expected, int device) {
+float* checked_float_data(const DLTensor& tensor, const char* name, std::span<const std::int64_t> expected,
+                          int device) {
     const int tensor_device = cuda_device_of(tensor, name);
+    const bool nchw = expected.size() == 4;
     if (tensor.dtype.code != kDLFloat || tensor.dtype.bits != 32 || tensor.dtype.lanes != 1)
         invalid(std::string(name) + " has dtype " + dtype_name(tensor.dtype) +
                 "; fftconv computes in float32 only (convert it first, e.g. x.float())");
-    if (tensor.ndim != 4)
-        invalid(std::string(name) + " has " + std::to_string(tensor.ndim) +
-                " dimensions; fftconv takes 4-dimensional NCHW tensors");
-    shape4 shape{tensor.shape[0], tensor.shape[1], tensor.shape[2], tensor.shape[3]};
-    if (shape != expected)
+    if (tensor.ndim != int(expected.size()))
+        invalid(std::string(name) + " has " + std::to_string(tensor.ndim) + " dimensions; " +
+                (nchw ? std::string("fftconv takes 4-dimensional NCHW tensors")
+                      : "expected shape " + to_string(expected)));
+    const std::span<const std::int64_t> shape(tensor.shape, expected.size());
+    if (!std::equal(shape.begin(), shape.end(), expected.begin()))
         invalid(std::string(name) + " has shape " + to_string(shape) + "; expected " + to_string(expected));
     if (tensor_device != device)
         invalid(std::string(name) + " is on CUDA device " + std::to_string(tensor_device) +
@@ -85,11 +91,11 @@ float* checked_float_data(const DLTensor& tensor, const char* name, const shape4
     // Extents of 1 may carry any stride (PyTorch gives them arbitrary ones).
     if (tensor.strides != nullptr) {
         std::int64_t dense = 1;
-        for (int d = 3; d >= 0; --d) {
+        for (int d = int(shape.size()) - 1; d >= 0; --d) {
             if (shape[d] != 1 && tensor.strides[d] != dense) {
-                const shape4 strides{tensor.strides[0], tensor.strides[1], tensor.strides[2], tensor.strides[3]};
-                invalid(std::string(name) + " is not a dense NCHW tensor (strides " + to_string(strides) +
-                        " elements for shape " + to_string(shape) +
+                const std::span<const std::int64_t> strides(tensor.strides, shape.size());
+                invalid(std::string(name) + " is not " + (nchw ? "a dense NCHW tensor" : "dense") + " (strides " +
+                        to_string(strides) + " elements for shape " + to_string(shape) +
                         "); pass a contiguous copy (x.contiguous(), cupy.ascontiguousarray(x))");
             }
             dense *= shape[d];

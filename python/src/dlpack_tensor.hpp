@@ -1,10 +1,12 @@
 // python/src/dlpack_tensor.hpp — reading a tensor handed over through DLPack
 // (a "dltensor" capsule from x.__dlpack__()) and checking that fftconv can
-// use it as it is: CUDA memory, float32, NCHW, dense, the expected shape.
+// use it as it is: CUDA memory, float32, dense (NCHW for x, w and y; a
+// vector for the bias), the expected shape.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include <pybind11/pybind11.h>
@@ -23,8 +25,9 @@ namespace fftconv::python {
 
 using shape4 = std::array<std::int64_t, 4>;
 
-// "[2, 3, 64, 64]"
-std::string to_string(const shape4& shape);
+// "[2, 3, 64, 64]", "[8]"
+std::string to_string(std::span<const std::int64_t> shape);
+inline std::string to_string(const shape4& shape) { return to_string(std::span<const std::int64_t>(shape)); }
 
 // The DLTensor inside an unconsumed "dltensor" capsule. The capsule keeps
 // ownership (its destructor calls the producer's deleter), so the view is
@@ -33,9 +36,14 @@ std::string to_string(const shape4& shape);
 const DLTensor& dlpack_tensor(const pybind11::capsule& capsule, const char* name);
 
 // The tensor's float data, after checking that it is a float32 CUDA tensor
-// of shape `expected` on device `device`, dense in row-major (NCHW) order.
+// of shape `expected` on device `device`, dense in row-major order (NCHW
+// for a 4-dimensional `expected`; the bias is 1-dimensional).
 // Throws fftconv::error(invalid_argument) naming `name` and what is wrong.
-float* checked_float_data(const DLTensor& tensor, const char* name, const shape4& expected, int device);
+float* checked_float_data(const DLTensor& tensor, const char* name, std::span<const std::int64_t> expected,
+                          int device);
+inline float* checked_float_data(const DLTensor& tensor, const char* name, const shape4& expected, int device) {
+    return checked_float_data(tensor, name, std::span<const std::int64_t>(expected), device);
+}
 
 // The CUDA device a tensor lives on; throws if it is not CUDA memory.
 int cuda_device_of(const DLTensor& tensor, const char* name);

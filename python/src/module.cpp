@@ -5,8 +5,15 @@
 //
 // fftconv::error becomes the Python exception class of its status
 // (fftconv._errors), carrying fftconv's message unchanged.
+//
+// Problem reads kernel and padding as PyTorch's conv2d does: one int (both
+// extents) or a (height, width) pair; padding also 'valid' (0) and 'same'
+// ((k - 1) / 2 for an odd kernel extent k; an even one is refused, since
+// 'same' would need one zero more on one side than on the other).
+#include <array>
 #include <cstdint>
 #include <string>
+#include <tuple>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -23,10 +30,105 @@ using namespace fftconv::python;
 namespace {
 
 shape4 input_shape(const problem& p) { return {p.batch, p.in_channels, p.height, p.width}; }
+// w is [out_channels, in_channels / groups, kernel.height, kernel.width]. A
+// groups that does not divide in_channels gives in_channels / groups rounded
+// down here; validate() refuses such a problem before any tensor is checked.
 shape4 filter_shape(const problem& p) {
-    return {p.out_channels, p.in_channels, p.kernel.height, p.kernel.height};
+    return {p.out_channels, p.groups > 0 ? p.group_in_channels() : p.in_channels, p.kernel.height, p.kernel.width};
 }
 shape4 output_shape(const problem& p) { return {p.batch, p.out_channels, p.out_height(), p.out_width()}; }
+
+[[noreturn]] void invalid(const std::string& message) {
+    throw error(status::invalid_argument, "fftconv: " + message);
+}
+
+std::string python_repr(const py::handle& value) { return py::repr(value).cast<std::string>(); }
+
+// An int, or anything with __index__ (NumPy and PyTorch integers); a bool,
+// float or str is refused (TypeError), as PyTorch's conv2d refuses them.
+std::int64_t as_int(const py::handle& value, const char* name) {
+    if (PyBool_Check(value.ptr()) || !PyIndex_Check(value.ptr()))
+        throw py::type_error(std::string("fftconv: ") + name + " must be an int, not " +
+                             Py_TYPE(value.ptr())->tp_name + " (" + python_repr(value) + ")");
+    const auto index = py::reinterpret_steal<py::object>(PyNumber_Index(value.ptr()));
+    if (!index) throw py::error_already_set();
+    int overflow = 0;
+    const long long result = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+    if (overflow != 0) invalid(std::string(name) + " = " + python_repr(value) + " does not fit 64 bits");
+    return result;
+}
+
+// One int (both extents) or a (height, width) pair.
+extent2d as_extent(const py::handle& value, const char* name) {
+    if (PyIndex_Check(value.ptr()) && !PyBool_Check(value.ptr())) return extent2d{as_int(value, name)};
+    if (py::isinstance<py::sequence>(value) && !py::isinstance<py::str>(value) && !py::isinstance<py::bytes>(value)) {
+        const auto items = py::reinterpret_borrow<py::sequence>(value);
+        if (items.size() != 2)
+            invalid(std::string(name) + " = " + python_repr(value) + " has " + std::to_string(items.size()) +
+                    " values; expected one int or a (height, width) pair");
+        const std::string height = std::string(name) + "[0]", width = std::string(name) + "[1]";
+        return {as_int(items[0], height.c_str()), as_int(items[1], width.c_str())};
+    }
+    throw py::type_error(std::string("fftconv: ") + name + " must be an int or a (height, width) pair, not " +
+                         Py_TYPE(value.ptr())->tp_name + " (" + python_repr(value) + ")");
+}
+
+// PyTorch's padding='same' for `kernel`, when symmetric padding can say it:
+// (k - 1) / 2 on each side of an odd extent k. An even extent needs
+// (k - 1) / 2 zeros before and one more after (PyTorch pads the extra zero
+// at the bottom and right), which one padding per axis cannot express.
+extent2d same_padding_for(const extent2d& kernel) {
+    const auto before = [](std::int64_t k) { return (k - 1) / 2; };
+    const auto after = [](std::int64_t k) { return k - 1 - (k - 1) / 2; };
+    for (const auto& [extent, axis, first, second] :
+         {std::tuple{kernel.height, "height", "above", "below"}, std::tuple{kernel.width, "width", "on the left", "on the right"}}) {
+        if (extent >= 1 && extent % 2 == 0)
+            invalid("padding='same' with the even kernel " + std::string(axis) + " " + std::to_string(extent) +
+                    " needs padding " + std::to_string(before(extent)) + " " + first + " and " +
+                    std::to_string(after(extent)) + " " + second +
+                    " (PyTorch puts the extra zero below and on the right); fftconv pads both sides of an axis "
+                    "alike and cannot express that: pad x yourself, e.g. torch.nn.functional.pad(x, (" +
+                    std::to_string(before(kernel.width)) + ", " + std::to_string(after(kernel.width)) + ", " +
+                    std::to_string(before(kernel.height)) + ", " + std::to_string(after(kernel.height)) +
+                    ")), and pass padding=0");
+    }
+    return same_padding(kernel);
+}
+
+// An int, a (height, width) pair, 'valid' (no padding) or 'same' (for `kernel`).
+extent2d as_padding(const py::handle& value, const extent2d& kernel) {
+    if (py::isinstance<py::str>(value)) {
+        const auto mode = value.cast<std::string>();
+        if (mode == "valid") return extent2d{0};
+        if (mode == "same") return same_padding_for(kernel);
+        invalid("padding = " + python_repr(value) +
+                ": expected an int, a (height, width) pair, 'same' or 'valid'");
+    }
+    return as_extent(value, "padding");
+}
+
+py::tuple as_tuple(const extent2d& e) { return py::make_tuple(e.height, e.width); }
+
+// A tile geometry's kernel (height, width) and its outputs per tile (rows,
+// columns). tile_geometry is gaining rectangular kernels (kernel_height(),
+// kernel_width(), out_tile_height(), out_tile_width()); a build whose
+// geometry is still square (kernel_extent(), out_tile()) gives both extents
+// alike. Drop the square branch once every build has the rectangular one.
+py::tuple geometry_kernel(const auto& g) {
+    if constexpr (requires { g.kernel_width(); })
+        return py::make_tuple(g.kernel_height(), g.kernel_width());
+    else
+        return py::make_tuple(g.kernel_extent(), g.kernel_extent());
+}
+py::tuple geometry_out_tile(const auto& g) {
+    if constexpr (requires { g.out_tile_width(); })
+        return py::make_tuple(g.out_tile_height(), g.out_tile_width());
+    else
+        return py::make_tuple(g.out_tile(), g.out_tile());
+}
+std::string extent_string(const py::tuple& extent) {
+    return std::to_string(extent[0].cast<int>()) + "x" + std::to_string(extent[1].cast<int>());
+}
 
 // A filter spectrum with the device and the problem it was made for.
 struct python_filter_spectrum {
@@ -54,27 +156,40 @@ float* output_data(const py::object& y, const problem& p, int device, std::uintp
     return checked_float_data(dlpack_tensor(y.cast<py::capsule>(), "out"), "out", output_shape(p), device);
 }
 
-void conv2d(const problem& p, const py::capsule& x, const py::capsule& w, const py::object& y, int device,
-            std::uintptr_t stream) {
+// The bias's data: null for None, else a DLPack capsule of out_channels floats.
+const float* bias_data(const py::object& bias, const problem& p, int device) {
+    if (bias.is_none()) return nullptr;
+    if (!py::isinstance<py::capsule>(bias))
+        invalid("bias is a " + std::string(Py_TYPE(bias.ptr())->tp_name) +
+                "; expected None or a DLPack capsule of out_channels floats");
+    const std::array<std::int64_t, 1> expected{p.out_channels};
+    return checked_float_data(dlpack_tensor(bias.cast<py::capsule>(), "bias"), "bias", expected, device);
+}
+
+// y = conv2d(x, w) + bias (bias: None or a capsule).
+void conv2d(const problem& p, const py::capsule& x, const py::capsule& w, const py::object& bias,
+            const py::object& y, int device, std::uintptr_t stream) {
     validate(p);
     const float* x_data = checked_float_data(dlpack_tensor(x, "x"), "x", input_shape(p), device);
     const float* w_data = checked_float_data(dlpack_tensor(w, "w"), "w", filter_shape(p), device);
+    const float* b_data = bias_data(bias, p, device);
     float* y_data = output_data(y, p, device, stream);
     device_guard guard(device);
-    contexts().get(device, stream).conv2d(p, x_data, w_data, y_data);
+    contexts().get(device, stream).conv2d(p, x_data, w_data, b_data, y_data);
 }
 
 void conv2d_with_spectrum(const problem& p, const py::capsule& x, const python_filter_spectrum& w,
-                          const py::object& y, int device, std::uintptr_t stream) {
+                          const py::object& bias, const py::object& y, int device, std::uintptr_t stream) {
     validate(p);
     if (w.device != device)
         throw error(status::invalid_argument, "fftconv: the filter spectrum is on CUDA device " +
                                                   std::to_string(w.device) + " but the input x is on CUDA device " +
                                                   std::to_string(device));
     const float* x_data = checked_float_data(dlpack_tensor(x, "x"), "x", input_shape(p), device);
+    const float* b_data = bias_data(bias, p, device);
     float* y_data = output_data(y, p, device, stream);
     device_guard guard(device);
-    contexts().get(device, stream).conv2d(p, x_data, w.spectrum, y_data);
+    contexts().get(device, stream).conv2d(p, x_data, w.spectrum, b_data, y_data);
 }
 
 python_filter_spectrum transform_filter(const problem& p, const py::capsule& w, int device, std::uintptr_t stream) {
@@ -109,24 +224,56 @@ PYBIND11_MODULE(_native, m) {
         }
     });
 
-    py::class_<problem>(m, "Problem", "One conv2d call's extents (fftconv/problem.hpp).")
+    py::class_<problem>(m, "Problem",
+                        "One conv2d call's extents (fftconv/problem.hpp): torch.nn.functional.conv2d(x, w, bias,\n"
+                        "stride=1, padding=padding, groups=groups) with x [batch, in_channels, height, width]\n"
+                        "and w [out_channels, in_channels / groups, kernel height, kernel width].\n\n"
+                        "kernel: an int (square) or (height, width). padding: zeros on each side, an int,\n"
+                        "(height, width), 'valid' (0) or 'same' ((k - 1) // 2 for odd kernel extents;\n"
+                        "even ones raise InvalidArgumentError, a ValueError). stride and dilation must be\n"
+                        "1 (validate() names them otherwise). Not validated until validate() or a call.")
         .def(py::init([](std::int64_t batch, std::int64_t in_channels, std::int64_t out_channels,
-                         std::int64_t height, std::int64_t width, std::int64_t kernel_extent) {
-                 return problem{batch, in_channels, out_channels, height, width, kernel_extent};
+                         std::int64_t height, std::int64_t width, const py::object& kernel, const py::object& padding,
+                         std::int64_t groups, std::int64_t stride, std::int64_t dilation) {
+                 problem p;
+                 p.batch = batch;
+                 p.in_channels = in_channels;
+                 p.out_channels = out_channels;
+                 p.height = height;
+                 p.width = width;
+                 p.kernel = as_extent(kernel, "kernel");
+                 p.padding = as_padding(padding, p.kernel);
+                 p.groups = groups;
+                 p.stride = stride;
+                 p.dilation = dilation;
+                 return p;
              }),
              py::arg("batch"), py::arg("in_channels"), py::arg("out_channels"), py::arg("height"),
-             py::arg("width"), py::arg("kernel_extent"))
+             py::arg("width"), py::arg("kernel"), py::arg("padding") = 0, py::arg("groups") = 1,
+             py::arg("stride") = 1, py::arg("dilation") = 1)
         .def_readwrite("batch", &problem::batch)
         .def_readwrite("in_channels", &problem::in_channels)
         .def_readwrite("out_channels", &problem::out_channels)
         .def_readwrite("height", &problem::height)
         .def_readwrite("width", &problem::width)
-        .def_readwrite("kernel_extent", &problem::kernel_extent)
+        .def_property("kernel", [](const problem& p) { return as_tuple(p.kernel); },
+                      [](problem& p, const py::object& kernel) { p.kernel = as_extent(kernel, "kernel"); },
+                      "(height, width); set an int or a pair. Setting it leaves padding as it is.")
+        .def_property("padding", [](const problem& p) { return as_tuple(p.padding); },
+                      [](problem& p, const py::object& padding) { p.padding = as_padding(padding, p.kernel); },
+                      "(height, width) zeros on each side; set an int, a pair, 'valid' or 'same' (for the "
+                      "current kernel).")
+        .def_readwrite("groups", &problem::groups)
+        .def_readwrite("stride", &problem::stride, "Must be 1.")
+        .def_readwrite("dilation", &problem::dilation, "Must be 1.")
         .def_property_readonly("out_height", &problem::out_height)
         .def_property_readonly("out_width", &problem::out_width)
-        .def_property_readonly("input_shape", [](const problem& p) { return input_shape(p); })
-        .def_property_readonly("filter_shape", [](const problem& p) { return filter_shape(p); })
-        .def_property_readonly("output_shape", [](const problem& p) { return output_shape(p); })
+        .def_property_readonly("input_shape", [](const problem& p) { return input_shape(p); },
+                               "x: [batch, in_channels, height, width]")
+        .def_property_readonly("filter_shape", [](const problem& p) { return filter_shape(p); },
+                               "w: [out_channels, in_channels / groups, kernel height, kernel width]")
+        .def_property_readonly("output_shape", [](const problem& p) { return output_shape(p); },
+                               "y: [batch, out_channels, out_height, out_width]")
         .def("validate", [](const problem& p) { validate(p); },
              "Raises InvalidArgumentError naming the first field out of range.")
         .def("__eq__", [](const problem& a, const problem& b) { return a == b; })
@@ -135,8 +282,10 @@ PYBIND11_MODULE(_native, m) {
     py::class_<dispatch_decision>(m, "Plan", "Which path a problem takes (fftconv/dispatch.hpp).")
         .def_property_readonly("path", [](const dispatch_decision& d) { return std::string(to_string(d.path)); })
         .def_property_readonly("tile_extent", [](const dispatch_decision& d) { return d.geometry.tile_extent(); })
-        .def_property_readonly("kernel_extent", [](const dispatch_decision& d) { return d.geometry.kernel_extent(); })
-        .def_property_readonly("out_tile", [](const dispatch_decision& d) { return d.geometry.out_tile(); })
+        .def_property_readonly("kernel", [](const dispatch_decision& d) { return geometry_kernel(d.geometry); },
+                               "(height, width) of the kernel.")
+        .def_property_readonly("out_tile", [](const dispatch_decision& d) { return geometry_out_tile(d.geometry); },
+                               "Outputs per tile (rows, columns): tile_extent - kernel + 1.")
         .def_property_readonly("in_channels", [](const dispatch_decision& d) { return d.geometry.in_channels(); })
         .def_property_readonly("out_channels", [](const dispatch_decision& d) { return d.geometry.out_channels(); })
         .def("__repr__", [](const dispatch_decision& d) {
@@ -156,10 +305,11 @@ PYBIND11_MODULE(_native, m) {
     m.def("require_device", &require_device, py::arg("device"),
           "Raises CudaError saying why when `device` cannot be used.");
     m.def("workspace_size", &workspace_size, py::arg("problem"), py::arg("device"));
-    m.def("conv2d", &conv2d, py::arg("problem"), py::arg("x"), py::arg("w"), py::arg("out"), py::arg("device"),
-          py::arg("stream"));
+    m.def("conv2d", &conv2d, py::arg("problem"), py::arg("x"), py::arg("w"), py::arg("bias").none(true),
+          py::arg("out"), py::arg("device"), py::arg("stream"),
+          "out = conv2d(x, w) + bias; x, w, bias (or None) and out are DLPack capsules (out may be a DeviceArray).");
     m.def("conv2d_with_spectrum", &conv2d_with_spectrum, py::arg("problem"), py::arg("x"), py::arg("w"),
-          py::arg("out"), py::arg("device"), py::arg("stream"));
+          py::arg("bias").none(true), py::arg("out"), py::arg("device"), py::arg("stream"));
     m.def("transform_filter", &transform_filter, py::arg("problem"), py::arg("w"), py::arg("device"),
           py::arg("stream"));
     m.def("clear_cache", [] { contexts().clear(); },
@@ -170,7 +320,9 @@ PYBIND11_MODULE(_native, m) {
                                        "A filter already transformed (inference): pass it as w to conv2d.")
         .def_property_readonly("in_channels", [](const python_filter_spectrum& s) { return s.spectrum.in_channels(); })
         .def_property_readonly("out_channels", [](const python_filter_spectrum& s) { return s.spectrum.out_channels(); })
-        .def_property_readonly("kernel_extent", [](const python_filter_spectrum& s) { return s.spectrum.geometry().kernel_extent(); })
+        .def_property_readonly("kernel", [](const python_filter_spectrum& s) { return geometry_kernel(s.spectrum.geometry()); },
+                               "(height, width) of the filter it was made from.")
+        .def_property_readonly("groups", [](const python_filter_spectrum& s) { return s.made_for.groups; })
         .def_property_readonly("tile_extent", [](const python_filter_spectrum& s) { return s.spectrum.geometry().tile_extent(); })
         .def_property_readonly("nbytes", [](const python_filter_spectrum& s) { return s.spectrum.bytes(); })
         .def_property_readonly("device", [](const python_filter_spectrum& s) { return s.device; })
@@ -178,7 +330,8 @@ PYBIND11_MODULE(_native, m) {
         .def("__repr__", [](const python_filter_spectrum& s) {
             return "fftconv.FilterSpectrum(out_channels=" + std::to_string(s.spectrum.out_channels()) +
                    ", in_channels=" + std::to_string(s.spectrum.in_channels()) +
-                   ", kernel_extent=" + std::to_string(s.spectrum.geometry().kernel_extent()) +
+                   ", kernel=" + extent_string(geometry_kernel(s.spectrum.geometry())) +
+                   (s.made_for.groups != 1 ? ", groups=" + std::to_string(s.made_for.groups) : std::string()) +
                    ", tile_extent=" + std::to_string(s.spectrum.geometry().tile_extent()) +
                    ", device=" + std::to_string(s.device) + ")";
         });

@@ -1,5 +1,6 @@
-"""The Python module without a GPU: import, planning, validation, and the
-errors every misuse gets. Runs in CI (meson test, suite 'python') against
+"""The Python module without a GPU: import, planning, problems (kernel,
+padding, groups, stride and dilation refused unless 1), validation, and the
+errors every misuse gets (tensors, bias). Runs in CI (meson test, suite 'python') against
 the module in the build tree. Checks that need no device pass on a GPU
 machine too; the few that expect "no device" skip there."""
 import ctypes
@@ -24,9 +25,9 @@ def test_plan_takes_a_compiled_configuration_when_the_problem_matches_it():
                         (channels, channels, kernel_extent, kernel_extent))
     assert plan.path == "compiled"
     assert plan.tile_extent == tile_extent
-    assert plan.kernel_extent == kernel_extent
+    assert plan.kernel == (kernel_extent, kernel_extent)
     assert (plan.in_channels, plan.out_channels) == (channels, channels)
-    assert plan.out_tile == tile_extent - kernel_extent + 1
+    assert plan.out_tile == (tile_extent - kernel_extent + 1,) * 2
 
 
 def test_plan_takes_the_generic_path_for_other_problems():
@@ -34,7 +35,7 @@ def test_plan_takes_the_generic_path_for_other_problems():
     in_channels = 3
     assert in_channels not in configured_channels
     plan = fftconv.plan(fftconv.Problem(batch=1, in_channels=in_channels, out_channels=5,
-                                        height=50, width=41, kernel_extent=7))
+                                        height=50, width=41, kernel=7))
     assert plan.path == "generic"
     assert plan.tile_extent >= 7
     assert (plan.in_channels, plan.out_channels) == (in_channels, 5)
@@ -43,16 +44,17 @@ def test_plan_takes_the_generic_path_for_other_problems():
 def test_problem_for_reads_shapes():
     problem = fftconv.problem_for((2, 3, 40, 36), (8, 3, 5, 5))
     assert (problem.batch, problem.in_channels, problem.out_channels) == (2, 3, 8)
-    assert (problem.height, problem.width, problem.kernel_extent) == (40, 36, 5)
+    assert (problem.height, problem.width, problem.kernel) == (40, 36, (5, 5))
+    assert (problem.padding, problem.groups, problem.stride, problem.dilation) == ((0, 0), 1, 1, 1)
     assert tuple(problem.output_shape) == (2, 8, 36, 32)
 
 
 @pytest.mark.parametrize("x_shape, w_shape, words", [
     ((1, 3, 8), (2, 3, 3, 3), ["x has shape [1, 3, 8]", "4 dimensions"]),
     ((1, 3, 8, 8), (2, 3, 3), ["w has shape [2, 3, 3]"]),
-    ((1, 3, 8, 8), (2, 3, 3, 5), ["square", "3 x 5"]),
     ((1, 3, 8, 8), (2, 4, 3, 3), ["w has 4 input channels", "x has 3"]),
-    ((1, 3, 8, 8), (2, 3, 9, 9), ["kernel_extent = 9", "height = 8"]),
+    ((1, 3, 8, 8), (2, 3, 9, 9), ["kernel.height = 9", "padded height 8"]),
+    ((1, 3, 8, 8), (2, 3, 3, 9), ["kernel.width = 9", "padded width 8"]),
     ((0, 3, 8, 8), (2, 3, 3, 3), ["batch", "0"]),
 ])
 def test_invalid_shapes_raise_invalid_argument_naming_the_problem(x_shape, w_shape, words):
@@ -142,11 +144,12 @@ class FakeCudaTensor:
         return make(ctypes.addressof(self.managed), b"dltensor", None)
 
 
-PROBLEM = dict(batch=1, in_channels=3, out_channels=2, height=8, width=8, kernel_extent=3)
+PROBLEM = dict(batch=1, in_channels=3, out_channels=2, height=8, width=8, kernel=3)
 
 
-def native_conv2d(x, w, y):
-    fftconv._native.conv2d(fftconv.Problem(**PROBLEM), x.capsule(), w.capsule(), y.capsule(), 0, 0)
+def native_conv2d(x, w, y, bias=None, problem=PROBLEM):
+    fftconv._native.conv2d(fftconv.Problem(**problem), x.capsule(), w.capsule(),
+                           None if bias is None else bias.capsule(), y.capsule(), 0, 0)
 
 
 def good_x():
@@ -189,7 +192,7 @@ def test_a_consumed_capsule_is_refused():
     ctypes.pythonapi.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
     ctypes.pythonapi.PyCapsule_SetName(capsule, b"used_dltensor")
     with pytest.raises(fftconv.InvalidArgumentError, match="x is not an unconsumed DLPack capsule"):
-        fftconv._native.conv2d(fftconv.Problem(**PROBLEM), capsule, good_w().capsule(),
+        fftconv._native.conv2d(fftconv.Problem(**PROBLEM), capsule, good_w().capsule(), None,
                                good_y().capsule(), 0, 0)
 
 
@@ -210,3 +213,428 @@ def test_fftconv_torch_needs_pytorch():
             fftconv.torch  # noqa: B018
     else:
         assert issubclass(fftconv.torch.Conv2d, torch.nn.Conv2d)
+
+
+# The whole operator: kernel (height, width), padding, groups, bias, and
+# stride and dilation refused unless 1. Problems and argument parsing need no
+# GPU; the GPU tests (marked full_operator) check the results.
+
+
+def problem(**fields):
+    base = dict(batch=2, in_channels=6, out_channels=4, height=30, width=20, kernel=3)
+    base.update(fields)
+    return fftconv.Problem(**base)
+
+
+@pytest.mark.parametrize("kernel, expected", [
+    (5, (5, 5)), ((7, 3), (7, 3)), ([1, 9], (1, 9)), ((4, 4), (4, 4)),
+])
+def test_problem_kernel_is_one_int_or_a_pair(kernel, expected):
+    assert problem(kernel=kernel).kernel == expected
+
+
+@pytest.mark.parametrize("kernel, padding, expected", [
+    (3, 0, (0, 0)),
+    (3, 2, (2, 2)),
+    (3, (1, 4), (1, 4)),
+    (3, [0, 2], (0, 2)),
+    (5, "valid", (0, 0)),
+    (5, "same", (2, 2)),
+    ((7, 3), "same", (3, 1)),
+    ((1, 31), "same", (0, 15)),
+])
+def test_problem_padding_is_an_int_a_pair_valid_or_same(kernel, padding, expected):
+    p = problem(kernel=kernel, padding=padding)
+    assert p.padding == expected
+    p.validate()
+
+
+def test_problem_defaults_and_fields():
+    p = problem()
+    assert (p.batch, p.in_channels, p.out_channels, p.height, p.width) == (2, 6, 4, 30, 20)
+    assert (p.kernel, p.padding, p.groups, p.stride, p.dilation) == ((3, 3), (0, 0), 1, 1, 1)
+    # Positional, in the constructor's order, as before the operator grew.
+    assert fftconv.Problem(2, 6, 4, 30, 20, 3) == p
+
+
+def test_problem_accepts_integers_of_other_types():
+    numpy = pytest.importorskip("numpy")
+    p = problem(kernel=(numpy.int64(5), numpy.int32(3)), padding=numpy.int64(1))
+    assert (p.kernel, p.padding) == ((5, 3), (1, 1))
+
+
+@pytest.mark.parametrize("kernel, words", [
+    (4, ["padding='same'", "even kernel height 4", "padding 1 above and 2 below",
+         "torch.nn.functional.pad(x, (1, 2, 1, 2))", "padding=0"]),
+    ((3, 4), ["even kernel width 4", "padding 1 on the left and 2 on the right",
+              "torch.nn.functional.pad(x, (1, 2, 1, 1))"]),
+    ((2, 5), ["even kernel height 2", "padding 0 above and 1 below", "pad(x, (2, 2, 0, 1))"]),
+])
+def test_same_padding_of_an_even_kernel_is_refused_saying_how_to_pad(kernel, words):
+    with pytest.raises(ValueError) as raised:
+        problem(kernel=kernel, padding="same")
+    error = raised.value
+    assert isinstance(error, fftconv.InvalidArgumentError) and error.status == "invalid_argument"
+    for word in words:
+        assert word in error.message, f"{word!r} not in {error.message!r}"
+
+
+@pytest.mark.parametrize("fields, error, message", [
+    (dict(kernel=3.0), TypeError, "kernel must be an int or a .height, width. pair, not float"),
+    (dict(kernel="3"), TypeError, "kernel must be an int or a .height, width. pair, not str"),
+    (dict(kernel=None), TypeError, "kernel must be an int or a .height, width. pair, not NoneType"),
+    (dict(kernel=True), TypeError, "kernel must be an int or a .height, width. pair, not bool"),
+    (dict(kernel=(3, 3, 3)), fftconv.InvalidArgumentError, r"kernel = \(3, 3, 3\) has 3 values"),
+    (dict(kernel=(3, 2.5)), TypeError, r"kernel\[1\] must be an int, not float"),
+    (dict(padding="full"), fftconv.InvalidArgumentError, "padding = 'full': expected an int, a .height, width. "
+                                                         "pair, 'same' or 'valid'"),
+    (dict(padding=(1,)), fftconv.InvalidArgumentError, r"padding = \(1,\) has 1 values"),
+    (dict(padding=1.5), TypeError, "padding must be an int or a .height, width. pair, not float"),
+])
+def test_problem_arguments_of_the_wrong_kind_are_refused_by_name(fields, error, message):
+    with pytest.raises(error, match=message):
+        problem(**fields)
+
+
+def test_problem_properties_are_writable():
+    p = problem()
+    p.kernel = 5
+    assert p.kernel == (5, 5)
+    p.kernel = (7, 3)
+    assert p.kernel == (7, 3)
+    assert p.padding == (0, 0)  # setting the kernel leaves the padding alone
+    p.padding = "same"          # 'same' for the current kernel
+    assert p.padding == (3, 1)
+    p.padding = (1, 2)
+    assert p.padding == (1, 2)
+    p.padding = 0
+    assert p.padding == (0, 0)
+    p.groups = 2
+    p.batch, p.height, p.width = 1, 16, 12
+    assert (p.groups, p.batch, p.height, p.width) == (2, 1, 16, 12)
+    with pytest.raises(TypeError, match="kernel must be"):
+        p.kernel = "big"
+    p.kernel = (4, 3)
+    with pytest.raises(fftconv.InvalidArgumentError, match="even kernel height 4"):
+        p.padding = "same"
+    assert p.padding == (0, 0)  # a refused value changes nothing
+
+
+def test_problem_shapes_follow_padding_groups_and_rectangular_kernels():
+    p = problem(batch=2, in_channels=6, out_channels=4, height=30, width=20, kernel=(5, 3), padding=(1, 2),
+                groups=2)
+    assert (p.out_height, p.out_width) == (30 + 2 - 5 + 1, 20 + 4 - 3 + 1)
+    assert tuple(p.input_shape) == (2, 6, 30, 20)
+    assert tuple(p.filter_shape) == (4, 3, 5, 3)  # [out, in / groups, kernel height, kernel width]
+    assert tuple(p.output_shape) == (2, 4, 28, 22)
+    depthwise = problem(in_channels=8, out_channels=8, groups=8, kernel=(7, 5), padding="same")
+    assert tuple(depthwise.filter_shape) == (8, 1, 7, 5)
+    assert tuple(depthwise.output_shape) == (2, 8, 30, 20)  # 'same': the input's size
+
+
+def test_problem_repr_names_padding_and_groups_only_when_set():
+    assert repr(problem(kernel=(5, 3))) == ("fftconv.Problem(batch=2 in_channels=6 out_channels=4 "
+                                            "height=30 width=20 kernel=5x3)")
+    assert repr(problem(kernel=(5, 3), padding="same", groups=2)) == (
+        "fftconv.Problem(batch=2 in_channels=6 out_channels=4 height=30 width=20 kernel=5x3 "
+        "padding=2x1 groups=2)")
+
+
+def test_problem_equality_covers_the_new_fields():
+    assert problem(padding=1) == problem(padding=(1, 1))
+    assert problem(padding=1) != problem()
+    assert problem(groups=2) != problem()
+    assert problem(kernel=(3, 5)) != problem(kernel=(5, 3))
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(stride=2), r"problem\.stride = 2 is not supported"),
+    (dict(dilation=3), r"problem\.dilation = 3 is not supported"),
+    (dict(groups=4), r"problem\.groups = 4 must divide problem\.in_channels = 6 and problem\.out_channels = 4"),
+    (dict(groups=0), r"problem\.groups = 0 must be at least 1"),
+    (dict(padding=(-1, 0)), r"problem\.padding\.height = -1 must be at least 0"),
+    (dict(kernel=(3, 0)), r"problem\.kernel\.width = 0 must be at least 1"),
+    (dict(kernel=(3, 25)), r"problem\.kernel\.width = 25 exceeds the padded width 20"),
+])
+def test_validate_names_the_new_fields(fields, message):
+    with pytest.raises(fftconv.InvalidArgumentError, match=message):
+        problem(**fields).validate()
+
+
+def test_problem_for_takes_padding_groups_and_rectangular_kernels():
+    p = fftconv.problem_for((2, 6, 20, 24), (6, 1, 5, 7), padding="same", groups=6)
+    assert (p.in_channels, p.out_channels, p.groups) == (6, 6, 6)
+    assert (p.kernel, p.padding) == ((5, 7), (2, 3))
+    assert tuple(p.output_shape) == (2, 6, 20, 24)
+    p = fftconv.problem_for((1, 8, 16, 16), (12, 4, 3, 5), padding=(1, 0), groups=2)
+    assert (p.in_channels, p.out_channels, p.groups) == (8, 12, 2)
+    assert tuple(p.filter_shape) == (12, 4, 3, 5)
+    assert tuple(p.output_shape) == (1, 12, 16, 12)
+    p = fftconv.problem_for((1, 3, 8, 8), (2, 3, 3, 5), padding="valid", stride=(1, 1), dilation=1)
+    assert (p.kernel, p.padding, tuple(p.output_shape)) == ((3, 5), (0, 0), (1, 2, 6, 4))
+
+
+@pytest.mark.parametrize("x_shape, w_shape, options, words", [
+    ((1, 6, 8, 8), (4, 2, 3, 3), dict(groups=2),
+     ["w has 2 input channels per group (shape [4, 2, 3, 3])", "groups = 2 x needs 4",
+      "x has 6 (shape [1, 6, 8, 8])"]),
+    ((1, 6, 8, 8), (4, 3, 3, 3), dict(), ["w has 3 input channels (shape [4, 3, 3, 3])", "x has 6"]),
+    ((1, 6, 8, 8), (4, 2, 3, 3), dict(groups=3),
+     ["w has 4 output channels (shape [4, 2, 3, 3])", "groups = 3 does not divide"]),
+    ((1, 6, 8, 8), (4, 6, 3, 3), dict(groups=0), ["groups = 0 must be at least 1"]),
+    ((1, 6, 8, 8), (4, 6, 3, 3), dict(groups=-2), ["groups = -2 must be at least 1"]),
+    ((1, 6, 8, 8), (4, 6, 4, 3), dict(padding="same"), ["even kernel height 4"]),
+    ((1, 6, 8, 8), (4, 6, 3, 3), dict(padding="full"), ["padding = 'full'"]),
+    ((1, 6, 8, 8), (4, 6, 3, 3), dict(padding=-1), ["problem.padding.height = -1"]),
+    ((1, 6, 8, 8), (4, 6, 3, 3), dict(stride=2),
+     ["stride = 2 is not supported", "stride-1 convolutions only", "stride must be 1"]),
+    ((1, 6, 8, 8), (4, 6, 3, 3), dict(stride=(1, 2)), ["stride = (1, 2) is not supported"]),
+    ((1, 6, 8, 8), (4, 6, 3, 3), dict(stride=(1, 1, 1)), ["stride = (1, 1, 1) has 3 values"]),
+    ((1, 6, 8, 8), (4, 6, 3, 3), dict(dilation=2),
+     ["dilation = 2 is not supported", "undilated convolutions only", "dilation must be 1"]),
+    ((1, 6, 8, 8), (4, 6, 3, 3), dict(dilation=[2, 2]), ["dilation = [2, 2] is not supported"]),
+    # stride and dilation are refused first, whatever else is wrong.
+    ((1, 6, 8, 8), (4, 5, 3, 3), dict(stride=2), ["stride = 2"]),
+])
+def test_problem_for_refuses_by_name(x_shape, w_shape, options, words):
+    with pytest.raises(fftconv.InvalidArgumentError) as raised:
+        fftconv.problem_for(x_shape, w_shape, **options)
+    error = raised.value
+    assert error.message.startswith("fftconv: ") and error.status == "invalid_argument"
+    for word in words:
+        assert word in error.message, f"{word!r} not in {error.message!r}"
+
+
+@pytest.mark.parametrize("options, message", [
+    (dict(groups=1.0), "groups must be an int, not float"),
+    (dict(groups=True), "groups must be an int, not bool"),
+    (dict(stride="1"), "stride must be an int or a .height, width. pair, not str"),
+    (dict(dilation=None), "dilation must be an int or a .height, width. pair, not NoneType"),
+])
+def test_problem_for_refuses_arguments_of_the_wrong_type(options, message):
+    with pytest.raises(TypeError, match=message):
+        fftconv.problem_for((1, 6, 8, 8), (4, 6, 3, 3), **options)
+
+
+def test_plan_takes_padding_and_groups():
+    kernel_extent, channels, tile_extent = fftconv.compiled_configs()[0]
+    x_shape = (2, channels, 4 * tile_extent, 4 * tile_extent)
+    w_shape = (channels, channels, kernel_extent, kernel_extent)
+    # Padding is the call's: a compiled configuration still matches.
+    padded = fftconv.plan(x_shape, w_shape, padding=kernel_extent // 2)
+    assert (padded.path, padded.tile_extent, padded.kernel) == ("compiled", tile_extent, (kernel_extent,) * 2)
+    same = fftconv.plan(fftconv.problem_for(x_shape, w_shape, padding=kernel_extent // 2))
+    assert (same.path, same.tile_extent) == (padded.path, padded.tile_extent)
+    grouped = fftconv.plan(x_shape, (channels, channels // 2, kernel_extent, kernel_extent), groups=2)
+    assert grouped.path == "generic" and grouped.kernel == (kernel_extent, kernel_extent)
+
+
+def test_plan_and_workspace_size_take_the_padding_and_groups_or_a_problem():
+    with pytest.raises(fftconv.InvalidArgumentError, match="pass either a Problem"):
+        fftconv.plan(problem(), padding=1)
+    with pytest.raises(fftconv.InvalidArgumentError, match="pass either a Problem"):
+        fftconv.workspace_size(problem(), groups=2)
+    with pytest.raises(fftconv.InvalidArgumentError, match="groups = 3 does not divide"):
+        fftconv.plan((1, 6, 8, 8), (4, 2, 3, 3), groups=3)
+    with pytest.raises(fftconv.InvalidArgumentError, match="stride = 2"):
+        fftconv._api.problem_for((1, 6, 8, 8), (4, 6, 3, 3), stride=2)
+
+
+class FakeArray:
+    """A DLPack producer fftconv does not know (framework 'dlpack'), whose
+    capsule is a FakeCudaTensor's: good for checks made before any device
+    work."""
+
+    def __init__(self, shape, device_type=2, device_id=0):
+        self.shape = tuple(shape)
+        self.tensor = FakeCudaTensor(shape, device_type=device_type, device_id=device_id)
+
+    def __dlpack__(self, stream=None, **kwargs):
+        return self.tensor.capsule()
+
+    def __dlpack_device__(self):
+        return (self.tensor.managed.dl_tensor.device.device_type, self.tensor.managed.dl_tensor.device.device_id)
+
+
+@pytest.mark.parametrize("options, error, message", [
+    (dict(stride=2), fftconv.InvalidArgumentError, "stride = 2 is not supported"),
+    (dict(dilation=(2, 1)), fftconv.InvalidArgumentError, r"dilation = \(2, 1\) is not supported"),
+    (dict(padding="same"), fftconv.InvalidArgumentError, "even kernel"),
+    (dict(groups=4), fftconv.InvalidArgumentError, "w has 6 input channels per group"),
+    (dict(bias=FakeArray((3,))), fftconv.InvalidArgumentError, r"bias has shape \[3\]; expected \[2\]"),
+    (dict(bias=FakeArray((1, 2))), fftconv.InvalidArgumentError, r"bias has shape \[1, 2\]; expected \[2\]"),
+    (dict(bias=FakeArray((2,), device_type=1)), fftconv.InvalidArgumentError, "bias is in CPU memory"),
+    (dict(bias=FakeArray((2,), device_id=1)), fftconv.InvalidArgumentError,
+     "bias is on CUDA device 1, x on device 0"),
+    (dict(bias=[0.0, 0.0]), fftconv.InvalidArgumentError, "bias is a list, which has no shape"),
+])
+def test_conv2d_refuses_operator_arguments_before_any_device_work(options, error, message):
+    x, w = FakeArray((1, 6, 8, 8)), FakeArray((2, 6, 4, 4))
+    with pytest.raises(error, match=message):
+        fftconv.conv2d(x, w, **options)
+
+
+def test_conv2d_takes_f_conv2d_arguments_in_its_order():
+    # conv2d(x, w, bias, stride, padding, dilation, groups), as F.conv2d: the
+    # bias's shape is checked against out_channels, stride refused, padding
+    # and groups used (a wrong one is named).
+    x, w = FakeArray((1, 6, 8, 8)), FakeArray((4, 3, 3, 3))
+    with pytest.raises(fftconv.InvalidArgumentError, match=r"bias has shape \[3\]; expected \[4\]"):
+        fftconv.conv2d(x, w, FakeArray((3,)), 1, 1, 1, 2)
+    with pytest.raises(fftconv.InvalidArgumentError, match="stride = 2"):
+        fftconv.conv2d(x, w, None, 2, 1, 1, 2)
+    with pytest.raises(fftconv.InvalidArgumentError, match="w has 3 input channels .shape"):
+        fftconv.conv2d(x, w, None, 1, 1, 1, 1)
+    if no_gpu():  # everything right: the call reaches the device
+        with pytest.raises(fftconv.CudaError, match="no usable CUDA device"):
+            fftconv.conv2d(x, w, FakeArray((4,)), 1, "same", 1, 2)
+
+
+def good_bias():
+    return FakeCudaTensor((2,))
+
+
+@pytest.mark.parametrize("bias, message", [
+    (FakeCudaTensor((2,), dtype_bits=64), "bias has dtype float64; fftconv computes in float32"),
+    (FakeCudaTensor((2,), dtype_code=0), "bias has dtype int32"),
+    (FakeCudaTensor((1, 2)), r"bias has 2 dimensions; expected shape \[2\]"),
+    (FakeCudaTensor((3,)), r"bias has shape \[3\]; expected \[2\]"),
+    (FakeCudaTensor((2,), device_type=1), "bias is in CPU memory"),
+    (FakeCudaTensor((2,), device_id=1), "bias is on CUDA device 1 but the input x is on CUDA device 0"),
+    (FakeCudaTensor((2,), strides=(2,)), r"bias is not dense \(strides \[2\] elements for shape \[2\]\)"),
+])
+def test_native_checks_name_what_is_wrong_with_the_bias(bias, message):
+    with pytest.raises(fftconv.InvalidArgumentError, match=message):
+        native_conv2d(good_x(), good_w(), good_y(), bias)
+
+
+def test_native_bias_must_be_none_or_a_capsule():
+    x, w, y = good_x(), good_w(), good_y()  # alive while their capsules are read
+    with pytest.raises(fftconv.InvalidArgumentError, match="bias is a int; expected None or a DLPack capsule"):
+        fftconv._native.conv2d(fftconv.Problem(**PROBLEM), x.capsule(), w.capsule(), 5, y.capsule(), 0, 0)
+
+
+OPERATOR = dict(batch=1, in_channels=4, out_channels=6, height=10, width=9, kernel=(3, 5), padding=(1, 2),
+                groups=2)
+
+
+@pytest.mark.parametrize("x, w, y, message", [
+    (FakeCudaTensor((1, 4, 10, 9)), FakeCudaTensor((6, 4, 3, 5)), FakeCudaTensor((1, 6, 10, 9)),
+     r"w has shape \[6, 4, 3, 5\]; expected \[6, 2, 3, 5\]"),
+    (FakeCudaTensor((1, 4, 10, 9)), FakeCudaTensor((6, 2, 5, 3)), FakeCudaTensor((1, 6, 10, 9)),
+     r"w has shape \[6, 2, 5, 3\]; expected \[6, 2, 3, 5\]"),
+    (FakeCudaTensor((1, 4, 10, 9)), FakeCudaTensor((6, 2, 3, 5)), FakeCudaTensor((1, 6, 8, 5)),
+     r"out has shape \[1, 6, 8, 5\]; expected \[1, 6, 10, 9\]"),
+])
+def test_native_shapes_follow_padding_groups_and_rectangular_kernels(x, w, y, message):
+    with pytest.raises(fftconv.InvalidArgumentError, match=message):
+        native_conv2d(x, w, y, FakeCudaTensor((6,)), problem=OPERATOR)
+
+
+@pytest.mark.skipif(not no_gpu(), reason="a GPU is present: the call would reach the device with fake pointers")
+def test_native_checks_pass_a_right_bias_and_operator():
+    with pytest.raises(fftconv.CudaError, match="no usable CUDA device"):
+        native_conv2d(FakeCudaTensor((1, 4, 10, 9)), FakeCudaTensor((6, 2, 3, 5)),
+                      FakeCudaTensor((1, 6, 10, 9)), FakeCudaTensor((6,)), problem=OPERATOR)
+    # An extent of 1 may carry any stride, a bias's too.
+    with pytest.raises(fftconv.CudaError, match="no usable CUDA device"):
+        native_conv2d(FakeCudaTensor((1, 3, 8, 8)), FakeCudaTensor((1, 3, 3, 3)), FakeCudaTensor((1, 1, 6, 6)),
+                      FakeCudaTensor((1,), strides=(7,)), problem=dict(PROBLEM, out_channels=1))
+
+
+# fftconv.torch.Conv2d without a GPU: what it computes by fftconv and what
+# it leaves to PyTorch. Needs PyTorch (skipped without it).
+
+
+def test_conv2d_module_padding_for_fftconv():
+    torch = pytest.importorskip("torch")
+    from fftconv.torch import Conv2d, same_padding
+    assert same_padding((5, 4)) == ((2, 2), (1, 2))
+    cases = [
+        (dict(kernel_size=5), ((0, 0), None)),
+        (dict(kernel_size=5, padding="valid"), ((0, 0), None)),
+        (dict(kernel_size=(5, 3), padding="same"), ((2, 1), None)),
+        (dict(kernel_size=(3, 5), padding=(1, 4)), ((1, 4), None)),
+        # 'same' with an even extent: one more zero below (right), padded by the layer.
+        (dict(kernel_size=(4, 3), padding="same"), ((0, 0), (1, 1, 1, 2))),
+        (dict(kernel_size=3, padding=2, padding_mode="reflect"), ((0, 0), (2, 2, 2, 2))),
+        (dict(kernel_size=3, padding=0, padding_mode="circular"), ((0, 0), None)),
+    ]
+    for arguments, expected in cases:
+        assert Conv2d(4, 4, **arguments).fftconv_padding() == expected, arguments
+    assert torch is not None
+
+
+def test_conv2d_module_reasons_to_fall_back():
+    torch = pytest.importorskip("torch")
+    from fftconv.torch import Conv2d
+    x = torch.zeros(1, 4, 16, 16)
+    assert "stride=(2, 2)" in Conv2d(4, 4, 3, stride=2).unsupported_reason(x)
+    assert "dilation=(1, 2)" in Conv2d(4, 4, 3, dilation=(1, 2)).unsupported_reason(x)
+    assert "CPU tensor" in Conv2d(4, 4, 3, padding="same", groups=2).unsupported_reason(x)
+    assert "2-dimensional" in Conv2d(4, 4, 3).unsupported_reason(torch.zeros(16, 16))
+
+
+def test_conv2d_module_falls_back_on_the_cpu_with_the_same_result():
+    torch = pytest.importorskip("torch")
+    import warnings
+    from fftconv.torch import Conv2d
+    torch.manual_seed(0)
+    for arguments in (dict(padding="same", groups=2), dict(padding=(1, 2), padding_mode="reflect"),
+                      dict(padding="same", bias=False)):
+        layer = Conv2d(4, 6, (3, 4) if arguments.get("bias") is False else (3, 5), **arguments)
+        reference = torch.nn.Conv2d(4, 6, layer.kernel_size, **arguments)
+        reference.load_state_dict(layer.state_dict())
+        x = torch.randn(2, 4, 12, 11)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.testing.assert_close(layer(x), reference(x))
+
+
+@pytest.mark.parametrize("arguments", [
+    dict(kernel_size=(5, 3), padding="same"),
+    dict(kernel_size=(3, 5), padding=(2, 1), groups=2),
+    dict(kernel_size=4, padding="same", bias=False),                # even: padded by the layer
+    dict(kernel_size=(4, 3), padding="same", groups=4),             # depthwise, even height
+    dict(kernel_size=3, padding=(1, 2), padding_mode="reflect"),
+    dict(kernel_size=(3, 5), padding=2, padding_mode="circular", groups=2),
+    dict(kernel_size=5, padding="valid"),
+    dict(kernel_size=3, padding=4),                                   # more padding than kernel
+], ids=lambda a: ",".join(f"{k}={v}" for k, v in a.items()))
+def test_conv2d_module_fftconv_path_plumbing(monkeypatch, arguments):
+    """The path that runs fftconv, with fftconv.conv2d replaced by F.conv2d
+    on the CPU: what the layer hands fftconv (padding, groups, bias, the
+    explicit padding it applies first) and its gradients (torch.nn.grad)
+    give nn.Conv2d's results. The GPU tests run the real thing."""
+    torch = pytest.importorskip("torch")
+    import fftconv.torch as fftconv_torch
+    calls = []
+
+    def conv2d_on_the_cpu(x, w, bias=None, stride=1, padding=None, dilation=1, groups=None, **keywords):
+        assert isinstance(padding, tuple) and all(isinstance(p, int) for p in padding)
+        calls.append(dict(padding=padding, groups=groups, bias=bias is not None))
+        return torch.nn.functional.conv2d(x.detach(), w.detach(), None if bias is None else bias.detach(),
+                                          padding=padding, groups=groups)
+
+    monkeypatch.setattr(fftconv_torch._api, "conv2d", conv2d_on_the_cpu)
+    monkeypatch.setattr(fftconv_torch.Conv2d, "unsupported_reason", lambda self, input: None)
+    torch.manual_seed(1)
+    layer = fftconv_torch.Conv2d(4, 8, **arguments).double()
+    reference = torch.nn.Conv2d(4, 8, **arguments).double()
+    reference.load_state_dict(layer.state_dict())
+    x = torch.randn(2, 4, 13, 11, dtype=torch.float64, requires_grad=True)
+    x_reference = x.detach().clone().requires_grad_(True)
+    y, y_reference = layer(x), reference(x_reference)
+    torch.testing.assert_close(y, y_reference)
+    assert calls and calls[-1]["groups"] == layer.groups and calls[-1]["bias"] == (layer.bias is not None)
+    grad = torch.randn_like(y)
+    y.backward(grad)
+    y_reference.backward(grad)
+    torch.testing.assert_close(x.grad, x_reference.grad)
+    torch.testing.assert_close(layer.weight.grad, reference.weight.grad)
+    if layer.bias is not None:
+        torch.testing.assert_close(layer.bias.grad, reference.bias.grad)
+    with torch.no_grad():  # without autograd: the plain call
+        torch.testing.assert_close(layer(x), y_reference)
+    unbatched = layer(x[0].detach())
+    torch.testing.assert_close(unbatched, y_reference[0].detach())

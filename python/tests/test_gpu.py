@@ -2,8 +2,15 @@
 Run by scripts/python-gpu-test (on the H200) with pytest; needs PyTorch with
 CUDA. CuPy and JAX parts run where those are installed with a GPU.
 
+Tests marked full_operator (python/tests/conftest.py) check the whole
+operator: zero padding, groups, rectangular kernels and bias, through
+fftconv.conv2d, transform_filter and fftconv.torch.Conv2d. They fail on a
+build whose pipeline refuses these ("... is not computed by this build
+yet"), until it computes them; -m 'not full_operator' runs the rest.
+
 The accuracy bar is the project's: relative L2 error <= 1e-6 and every
 element within 1e-3 + 1e-3 * |exact|."""
+import copy
 import warnings
 
 import pytest
@@ -120,7 +127,8 @@ def test_explicit_stream_argument():
 def test_transform_filter_once_then_reuse():
     x, w = random_problem((2, 64, 64, 128, 128, 16), seed=6)
     spectrum = fftconv.transform_filter(w, x.shape)
-    assert (spectrum.out_channels, spectrum.in_channels, spectrum.kernel_extent) == (64, 64, 16)
+    assert (spectrum.out_channels, spectrum.in_channels, spectrum.kernel, spectrum.groups) == (64, 64, (16, 16), 1)
+    assert spectrum.problem == fftconv.problem_for(x.shape, w.shape)
     assert spectrum.tile_extent >= 16 and spectrum.nbytes > 0
     for seed in (7, 8):
         x_next, _ = random_problem((2, 64, 64, 128, 128, 16), seed=seed)
@@ -139,11 +147,11 @@ def test_misuse_raises_invalid_argument_naming_it():
     x, w = random_problem((1, 4, 4, 32, 32, 5), seed=10)
     with pytest.raises(fftconv.InvalidArgumentError, match="x has dtype float64"):
         fftconv._native.conv2d(fftconv.problem_for(x.shape, w.shape), x.double().__dlpack__(),
-                               w.__dlpack__(), torch.empty(1, 4, 28, 28, device=DEVICE).__dlpack__(),
+                               w.__dlpack__(), None, torch.empty(1, 4, 28, 28, device=DEVICE).__dlpack__(),
                                DEVICE.index, 0)
     with pytest.raises(fftconv.InvalidArgumentError, match="w is in CPU memory"):
         fftconv.conv2d(x, w.cpu())
-    with pytest.raises(fftconv.InvalidArgumentError, match="kernel_extent = 33"):
+    with pytest.raises(fftconv.InvalidArgumentError, match="kernel.height = 33"):
         fftconv.conv2d(x, torch.randn(4, 4, 33, 33, device=DEVICE))
 
 
@@ -209,17 +217,18 @@ def test_jax_arrays():
 # fftconv.torch.Conv2d
 
 
-def test_conv2d_module_has_nn_conv2d_state_dict_and_results():
+@pytest.mark.parametrize("bias", [False, pytest.param(True, marks=pytest.mark.full_operator)])
+def test_conv2d_module_has_nn_conv2d_state_dict_and_results(bias):
     torch.manual_seed(15)
-    reference = torch.nn.Conv2d(16, 24, 9, bias=True).to(DEVICE)
-    layer = fftconv.torch.Conv2d(16, 24, 9, bias=True).to(DEVICE)
+    reference = torch.nn.Conv2d(16, 24, 9, bias=bias).to(DEVICE)
+    layer = fftconv.torch.Conv2d(16, 24, 9, bias=bias).to(DEVICE)
     assert list(layer.state_dict().keys()) == list(reference.state_dict().keys())
     layer.load_state_dict(reference.state_dict())
     x = torch.randn(3, 16, 70, 65, device=DEVICE)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the supported path must not warn
         y = layer(x)
-    exact = F.conv2d(x.double(), reference.weight.double(), reference.bias.double())
+    exact = F.conv2d(x.double(), reference.weight.double(), reference.bias.double() if bias else None)
     assert_accurate(y, exact)
     reference.load_state_dict(layer.state_dict())  # and back
 
@@ -234,9 +243,8 @@ def test_conv2d_module_unbatched_input():
 
 @pytest.mark.parametrize("arguments, reason", [
     (dict(stride=2), "stride"),
-    (dict(padding=2), "padding"),
     (dict(dilation=2), "dilation"),
-    (dict(groups=2), "groups"),
+    (dict(stride=(1, 2), padding=2, groups=2), "stride"),
 ])
 def test_conv2d_module_falls_back_with_one_warning(arguments, reason):
     torch.manual_seed(16)
@@ -274,10 +282,11 @@ def strict_float32():
     torch.backends.cudnn.allow_tf32 = saved
 
 
-def test_conv2d_module_gradients_match_torch(strict_float32):
+@pytest.mark.parametrize("bias", [False, pytest.param(True, marks=pytest.mark.full_operator)])
+def test_conv2d_module_gradients_match_torch(strict_float32, bias):
     torch.manual_seed(17)
-    layer = fftconv.torch.Conv2d(8, 8, 7).to(DEVICE)
-    reference = torch.nn.Conv2d(8, 8, 7).to(DEVICE)
+    layer = fftconv.torch.Conv2d(8, 8, 7, bias=bias).to(DEVICE)
+    reference = torch.nn.Conv2d(8, 8, 7, bias=bias).to(DEVICE)
     reference.load_state_dict(layer.state_dict())
     x = torch.randn(2, 8, 40, 40, device=DEVICE, requires_grad=True)
     x_reference = x.detach().clone().requires_grad_(True)
@@ -286,4 +295,168 @@ def test_conv2d_module_gradients_match_torch(strict_float32):
     reference(x_reference).backward(grad)
     torch.testing.assert_close(x.grad, x_reference.grad, rtol=1e-4, atol=1e-4)
     torch.testing.assert_close(layer.weight.grad, reference.weight.grad, rtol=1e-4, atol=1e-3)
-    torch.testing.assert_close(layer.bias.grad, reference.bias.grad, rtol=1e-4, atol=1e-3)
+    if bias:
+        torch.testing.assert_close(layer.bias.grad, reference.bias.grad, rtol=1e-4, atol=1e-3)
+
+
+# The whole operator: F.conv2d(x, w, bias, padding=..., groups=...) with any
+# kernel shape. Results need the pipeline to compute padding, groups,
+# rectangular kernels and bias (full_operator); argument checks do not.
+
+
+def random_operator(case, seed):
+    """x, w and the bias (or None) for an OPERATOR_CASES entry."""
+    batch, in_channels, out_channels, height, width, kernel, padding, groups, bias = case
+    kernel_height, kernel_width = (kernel, kernel) if isinstance(kernel, int) else kernel
+    generator = torch.Generator(device=DEVICE).manual_seed(seed)
+    x = torch.randn(batch, in_channels, height, width, device=DEVICE, generator=generator)
+    w = torch.randn(out_channels, in_channels // groups, kernel_height, kernel_width, device=DEVICE,
+                    generator=generator)
+    b = torch.randn(out_channels, device=DEVICE, generator=generator) if bias else None
+    return x, w, b
+
+
+def exact_operator(x, w, b, padding, groups):
+    return F.conv2d(x.double(), w.double(), None if b is None else b.double(), padding=padding, groups=groups)
+
+
+OPERATOR_CASES = [
+    # batch, in, out, height, width, kernel, padding, groups, bias
+    (2, 4, 6, 33, 40, 7, 3, 1, False),                 # padding, square kernel
+    (1, 3, 5, 37, 41, (5, 9), (2, 4), 1, False),       # rectangular kernel and padding
+    (2, 8, 8, 48, 40, (9, 3), "same", 1, False),       # 'same', odd rectangular kernel
+    (2, 16, 8, 64, 48, 5, "valid", 1, True),           # bias alone
+    (2, 8, 12, 40, 40, 7, 0, 2, False),                # groups alone
+    (2, 32, 32, 56, 56, 31, "same", 32, True),         # depthwise 31 x 31 'same' (problem.hpp's example)
+    (1, 8, 16, 30, 30, 5, 2, 8, True),                 # depthwise, channel multiplier 2
+    (3, 6, 9, 35, 29, (7, 4), (3, 1), 3, True),        # everything at once
+    (1, 2, 3, 20, 20, 3, 5, 1, True),                  # more padding than kernel: border outputs = bias
+    (1, 2, 2, 10, 12, (14, 16), 2, 1, False),          # kernel = the padded image: 1 x 1 output
+    (2, 4, 4, 32, 64, (1, 15), (0, 7), 1, False),      # a 1 x K kernel
+    (2, 128, 128, 256, 256, 16, 8, 1, True),           # a compiled shape, padded, with bias
+    (2, 64, 64, 128, 128, 8, (4, 0), 4, True),         # another, grouped
+]
+
+
+def operator_id(case):
+    batch, in_channels, out_channels, height, width, kernel, padding, groups, bias = case
+    kernel = "x".join(map(str, kernel)) if isinstance(kernel, tuple) else kernel
+    padding = "x".join(map(str, padding)) if isinstance(padding, tuple) else padding
+    return f"{batch}x{in_channels}x{out_channels}x{height}x{width}-k{kernel}-p{padding}-g{groups}" + \
+        ("-bias" if bias else "")
+
+
+@pytest.mark.full_operator
+@pytest.mark.parametrize("case", OPERATOR_CASES, ids=operator_id)
+def test_full_operator_matches_float64_torch(case):
+    padding, groups = case[6], case[7]
+    x, w, b = random_operator(case, seed=sum(c for c in case if isinstance(c, int)))
+    y = fftconv.conv2d(x, w, b, padding=padding, groups=groups)
+    assert isinstance(y, torch.Tensor) and y.device == x.device
+    assert_accurate(y, exact_operator(x, w, b, padding, groups))
+
+
+@pytest.mark.full_operator
+def test_full_operator_takes_f_conv2d_positional_arguments_and_out():
+    case = (2, 6, 9, 35, 29, (7, 4), (3, 1), 3, True)
+    x, w, b = random_operator(case, seed=20)
+    exact = exact_operator(x, w, b, (3, 1), 3)
+    assert_accurate(fftconv.conv2d(x, w, b, 1, (3, 1), 1, 3), exact)  # F.conv2d's order
+    out = torch.full(exact.shape, float("nan"), device=DEVICE)
+    assert fftconv.conv2d(x, w, b, padding=(3, 1), groups=3, stride=(1, 1), dilation=1, out=out) is out
+    assert_accurate(out, exact)
+
+
+@pytest.mark.full_operator
+def test_full_operator_non_dense_bias_and_inputs_are_copied():
+    case = (2, 8, 8, 40, 36, (5, 3), "same", 2, True)
+    x, w, b = random_operator(case, seed=21)
+    exact = exact_operator(x, w, b, "same", 2)
+    b_strided = torch.stack([b, b], dim=1)[:, 0]
+    assert not b_strided.is_contiguous()
+    y = fftconv.conv2d(x.to(memory_format=torch.channels_last), w, b_strided, padding="same", groups=2)
+    assert_accurate(y, exact)
+
+
+@pytest.mark.full_operator
+def test_full_operator_filter_spectrum_keeps_its_padding_and_groups():
+    case = (2, 16, 16, 64, 64, (9, 7), "same", 4, True)
+    x, w, b = random_operator(case, seed=22)
+    spectrum = fftconv.transform_filter(w, x.shape, padding="same", groups=4)
+    assert spectrum.problem.padding == (4, 3) and spectrum.groups == 4
+    assert spectrum.kernel == (9, 7)
+    assert "kernel=9x7, groups=4" in repr(spectrum)
+    for seed in (23, 24):
+        x_next, _, _ = random_operator(case, seed=seed)
+        exact = exact_operator(x_next, w, b, "same", 4)
+        assert_accurate(fftconv.conv2d(x_next, spectrum, b), exact)                       # the spectrum's
+        assert_accurate(fftconv.conv2d(x_next, spectrum, b, padding=(4, 3), groups=4), exact)  # the same, given
+    with pytest.raises(fftconv.InvalidArgumentError,
+                       match=r"FilterSpectrum made for padding=\(4, 3\), groups=4, but this call asks for "
+                             r"padding=\(0, 0\), groups=4"):
+        fftconv.conv2d(x, spectrum, padding=0)
+
+
+def test_operator_arguments_are_refused_by_name_on_cuda_tensors():
+    # Checked before anything runs: these pass on a build that computes only
+    # the plain convolution.
+    x, w = random_problem((1, 4, 6, 32, 32, 5), seed=25)
+    with pytest.raises(fftconv.InvalidArgumentError, match="stride = 2 is not supported"):
+        fftconv.conv2d(x, w, stride=2)
+    with pytest.raises(fftconv.InvalidArgumentError, match=r"dilation = \(1, 2\) is not supported"):
+        fftconv.conv2d(x, w, dilation=(1, 2))
+    with pytest.raises(fftconv.InvalidArgumentError, match="even kernel height 4"):
+        fftconv.conv2d(x, torch.randn(6, 4, 4, 3, device=DEVICE), padding="same")
+    with pytest.raises(fftconv.InvalidArgumentError, match="w has 4 input channels per group"):
+        fftconv.conv2d(x, w, groups=2)
+    with pytest.raises(fftconv.InvalidArgumentError, match="w has 6 output channels .* groups = 4 does not divide"):
+        fftconv.conv2d(torch.randn(1, 8, 32, 32, device=DEVICE), torch.randn(6, 2, 5, 5, device=DEVICE), groups=4)
+    with pytest.raises(fftconv.InvalidArgumentError, match=r"bias has shape \[4\]; expected \[6\]"):
+        fftconv.conv2d(x, w, torch.zeros(4, device=DEVICE))
+    with pytest.raises(fftconv.InvalidArgumentError, match="bias is in CPU memory"):
+        fftconv.conv2d(x, w, torch.zeros(6))
+    with pytest.raises(fftconv.InvalidArgumentError, match="bias has dtype float64"):
+        fftconv.conv2d(x, w, torch.zeros(6, device=DEVICE, dtype=torch.float64))
+    with pytest.raises(fftconv.InvalidArgumentError, match="stride = 2"):
+        fftconv.conv2d(x, w, None, 2)  # F.conv2d's order: stride after the bias
+
+
+full_operator = pytest.mark.full_operator
+MODULE_CASES = [
+    # fftconv pads, groups, adds the bias, takes a rectangular kernel:
+    pytest.param(dict(kernel_size=(7, 3), padding="same"), marks=full_operator),
+    pytest.param(dict(kernel_size=5, padding=2, groups=2), marks=full_operator),
+    pytest.param(dict(kernel_size=(3, 5), padding=(1, 2), groups=4), marks=full_operator),  # depthwise, x2
+    pytest.param(dict(kernel_size=(5, 3), padding=2, padding_mode="circular", groups=2), marks=full_operator),
+    pytest.param(dict(kernel_size=(4, 5), padding="same", bias=False), marks=full_operator),
+    pytest.param(dict(kernel_size=4, padding="same"), marks=full_operator),  # bias
+    # The layer pads (torch.nn.functional.pad), fftconv runs unpadded, square, no bias:
+    dict(kernel_size=4, padding="same", bias=False),          # even 'same': one zero more below, right
+    dict(kernel_size=3, padding=2, padding_mode="reflect", bias=False),
+    dict(kernel_size=5, padding=(1, 3), padding_mode="replicate", bias=False),
+]
+
+
+def module_id(arguments):
+    return ",".join(f"{k}={v}" for k, v in arguments.items())
+
+
+@pytest.mark.parametrize("arguments", MODULE_CASES, ids=module_id)
+def test_conv2d_module_with_padding_groups_and_bias_matches_nn_conv2d(arguments, strict_float32):
+    torch.manual_seed(26)
+    layer = fftconv.torch.Conv2d(4, 8, **arguments).to(DEVICE)
+    reference = torch.nn.Conv2d(4, 8, **arguments).to(DEVICE)
+    reference.load_state_dict(layer.state_dict())
+    x = torch.randn(2, 4, 37, 30, device=DEVICE, requires_grad=True)
+    x_reference = x.detach().clone().requires_grad_(True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # fftconv's path: no fallback warning
+        y = layer(x)
+    assert_accurate(y, copy.deepcopy(reference).double()(x.detach().double()))
+    grad = torch.randn_like(y)
+    y.backward(grad)
+    reference(x_reference).backward(grad)
+    torch.testing.assert_close(x.grad, x_reference.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(layer.weight.grad, reference.weight.grad, rtol=1e-4, atol=1e-3)
+    if layer.bias is not None:
+        torch.testing.assert_close(layer.bias.grad, reference.bias.grad, rtol=1e-4, atol=1e-3)
