@@ -13,7 +13,7 @@ int main() {
         const fftconv::dispatch_decision d = fftconv::choose_dispatch(s.as_problem());
         std::printf("%-10s %5d %3d %4d %3d  %-9s %4d %5d\n", s.role, s.size, s.kernel_extent,
                     s.channels, s.batch, fftconv::to_string(d.path), d.geometry.tile_extent(),
-                    d.geometry.out_tile());
+                    d.geometry.out_tile_height());
     }
     std::printf("%zu compiled configurations (kernel_extent, channels, tile_extent):\n",
                 fftconv::compiled_configs().size());

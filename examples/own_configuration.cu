@@ -26,7 +26,7 @@ int main() {
         ctx.add_specialization(fftconv::specialize<my_layer>());
         const fftconv::dispatch_decision d = ctx.plan(p);
         std::printf("after:  %s path, tile %d (outputs per tile side %d)\n", fftconv::to_string(d.path),
-                    d.geometry.tile_extent(), d.geometry.out_tile());
+                    d.geometry.tile_extent(), d.geometry.out_tile_height());
 
         auto x = fftconv::reference::make_device_array<float>(p.input_elements());
         auto w = fftconv::reference::make_device_array<float>(p.filter_elements());

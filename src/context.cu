@@ -110,7 +110,6 @@ void context::reserve(const problem& p) {
 
 void context::conv2d(const problem& p, const float* x, const float* w, const float* bias, float* y) {
     require_pointer(w, "w");
-    detail::require_computable(p, bias);
     detail::check_operands(*engine_, p, x, w, bias, y);
     run(*engine_, p, x, detail::filter_input{w, {}}, bias, y);
 }
@@ -118,7 +117,7 @@ void context::conv2d(const problem& p, const float* x, const float* w, const flo
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
     require_pointer(w, "w");
     engine_->begin_call();
-    detail::require_computable(p);
+    validate(p);
     detail::require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), engine_->device(), "w");
     const detail::route r = route_of(*engine_, p);
     filter_spectrum made(r.decision.geometry, p.groups);
@@ -130,7 +129,6 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
 
 void context::conv2d(const problem& p, const float* x, const filter_spectrum& w, const float* bias, float* y) {
     require_pointer(w.data(), "the filter spectrum (moved from?)");
-    detail::require_computable(p, bias);
     detail::check_operands(*engine_, p, x, nullptr, bias, y);
     const tile_geometry<>& made_for = w.geometry();
     const tile_geometry<> runs_with = route_of(*engine_, p).decision.geometry;
@@ -138,7 +136,7 @@ void context::conv2d(const problem& p, const float* x, const filter_spectrum& w,
         detail::throw_invalid(
             "fftconv: the filter spectrum was made for in_channels=" + std::to_string(made_for.in_channels()) +
             " out_channels=" + std::to_string(made_for.out_channels()) + " groups=" + std::to_string(w.groups()) +
-            " kernel_extent=" + std::to_string(made_for.kernel_extent()) +
+            " kernel=" + std::to_string(made_for.kernel_height()) + "x" + std::to_string(made_for.kernel_width()) +
             " tile_extent=" + std::to_string(made_for.tile_extent()) + ", but problem " + to_string(p) +
             " runs with tile_extent=" + std::to_string(runs_with.tile_extent()));
     const detail::workspace_layout t = detail::make_layout(p, runs_with.tile_extent());

@@ -1,6 +1,7 @@
 // src/dispatch_table.cu — the compiled configurations as specializations the
 // dispatch can run, and the lookup. Compiled by nvcc like the entries it
 // points at (src/compiled_entry.cu.in), so both name them alike.
+#include <algorithm>
 #include <array>
 #include <string>
 #include <utility>
@@ -22,30 +23,22 @@ constexpr std::array<specialization, sizeof...(I)> make_table(std::index_sequenc
 const auto table = make_table(std::make_index_sequence<compiled_table.size()>{});
 
 dispatch_decision decision(path_kind path, const problem& p, int tile_extent) {
-    return {path, tile_geometry<>(int(p.kernel.height), p.in_channels, p.out_channels, tile_extent)};
+    return {path, tile_geometry<>(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels,
+                                  tile_extent)};
 }
 
 }  // namespace
 
 std::span<const specialization> compiled_specializations() noexcept { return table; }
 
-void require_computable(const problem& p, const float* bias) {
-    validate(p);
-    auto refuse = [&](const std::string& what) {
-        throw_invalid("fftconv: " + what + " (problem " + to_string(p) +
-                      ") is not computed by this build yet: square kernels only");
-    };
-    if (p.kernel.height != p.kernel.width) refuse("a rectangular kernel");
-    (void)bias;
-}
-
 route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent) {
-    require_computable(p);
-    if (forced_tile_extent < 0 || (forced_tile_extent > 0 && (forced_tile_extent < p.kernel.height ||
-                                                              forced_tile_extent > max_forced_tile_extent)))
+    validate(p);
+    const std::int64_t kernel = std::max(p.kernel.height, p.kernel.width);
+    if (forced_tile_extent < 0 ||
+        (forced_tile_extent > 0 && (forced_tile_extent < kernel || forced_tile_extent > max_forced_tile_extent)))
         throw_invalid("fftconv: forced tile extent " + std::to_string(forced_tile_extent) +
-                      " must be 0 (automatic) or from problem.kernel.height = " +
-                      std::to_string(p.kernel.height) + " to " + std::to_string(max_forced_tile_extent));
+                      " must be 0 (automatic) or from the kernel's larger extent " + std::to_string(kernel) +
+                      " to " + std::to_string(max_forced_tile_extent));
     if (forced_tile_extent > 0) return {nullptr, decision(path_kind::generic, p, forced_tile_extent)};
     for (auto it = registered.rbegin(); it != registered.rend(); ++it)
         if (matches(it->config, p)) return {&*it, decision(path_kind::registered, p, it->config.tile_extent)};

@@ -25,10 +25,6 @@ struct route {
     dispatch_decision decision;
 };
 
-// The pipeline computes square kernels only so far: a rectangular one is
-// refused by name (invalid_argument) until it does. Validates `p`.
-void require_computable(const problem& p, const float* bias = nullptr);
-
 // Validates `p` and `forced_tile_extent`, then looks in `registered` (latest
 // first), then in the compiled table, unless a tile extent is forced.
 route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent);

@@ -73,7 +73,7 @@ double estimated_seconds(const problem& p, int tile_extent) {
 
 int choose_tile_extent(const problem& p) {
     validate(p);
-    const std::int64_t k = p.kernel.height;
+    const std::int64_t k = std::max(p.kernel.height, p.kernel.width);  // a tile holds the kernel both ways
     // Past the extent where one tile covers the whole output, larger tiles
     // only add zeros; and past 8 K (or 512) the K - 1 overlap is already
     // paid back, so the cost model only grows there. Those two bounds keep

@@ -72,8 +72,9 @@ struct extent<dynamic_extent, Int> {
 
 }  // namespace detail
 
-// The overlap-save algebra: a T x T tile convolved (circularly) with a K x K
-// filter has T - K + 1 outputs per side that no wrap-around touched.
+// The overlap-save algebra: a T x T tile convolved (circularly) with a
+// Kh x Kw filter has T - Kh + 1 rows and T - Kw + 1 columns of outputs that no
+// wrap-around touched. A static kernel extent K means a K x K kernel.
 //
 // Extents fit an int (a tile is never wider than the largest image side plus
 // the kernel, and validate() bounds both); every product of two extents is
@@ -100,16 +101,20 @@ public:
     // Any geometry from runtime values; a static extent must equal its value
     // (checked by matches(), not here: constexpr constructors cannot throw
     // on the device).
-    FFTCONV_HOST_DEVICE constexpr tile_geometry(int kernel_extent, std::int64_t in_channels, std::int64_t out_channels,
-                            int tile_extent)
-        : kernel_(kernel_extent), in_(in_channels), out_(out_channels), tile_(tile_extent) {}
+    FFTCONV_HOST_DEVICE constexpr tile_geometry(int kernel_height, int kernel_width, std::int64_t in_channels,
+                                                std::int64_t out_channels, int tile_extent)
+        : kernel_height_(kernel_height), kernel_width_(kernel_width), in_(in_channels), out_(out_channels),
+          tile_(tile_extent) {}
 
-    FFTCONV_HOST_DEVICE constexpr int kernel_extent() const { return kernel_.get(); }
+    FFTCONV_HOST_DEVICE constexpr int kernel_height() const { return kernel_height_.get(); }
+    FFTCONV_HOST_DEVICE constexpr int kernel_width() const { return kernel_width_.get(); }
     FFTCONV_HOST_DEVICE constexpr std::int64_t in_channels() const { return in_.get(); }
     FFTCONV_HOST_DEVICE constexpr std::int64_t out_channels() const { return out_.get(); }
     FFTCONV_HOST_DEVICE constexpr int tile_extent() const { return tile_.get(); }
 
-    FFTCONV_HOST_DEVICE constexpr int out_tile() const { return tile_extent() - kernel_extent() + 1; }
+    // Outputs per tile that no wrap-around reached: rows, columns.
+    FFTCONV_HOST_DEVICE constexpr int out_tile_height() const { return tile_extent() - kernel_height() + 1; }
+    FFTCONV_HOST_DEVICE constexpr int out_tile_width() const { return tile_extent() - kernel_width() + 1; }
     // A real FFT of a T x T tile keeps T/2 + 1 columns (Hermitian symmetry).
     FFTCONV_HOST_DEVICE constexpr int freq_cols() const { return tile_extent() / 2 + 1; }
     // Complex frequency bins per tile: one complex GEMM each.
@@ -131,21 +136,25 @@ public:
     FFTCONV_HOST_DEVICE constexpr std::size_t real_bytes() const { return double_intermediates() ? 8 : 4; }
     FFTCONV_HOST_DEVICE constexpr std::size_t complex_bytes() const { return 2 * real_bytes(); }
 
-    FFTCONV_HOST_DEVICE constexpr bool valid() const { return kernel_extent() >= 1 && tile_extent() >= kernel_extent(); }
+    FFTCONV_HOST_DEVICE constexpr bool valid() const {
+        return kernel_height() >= 1 && kernel_width() >= 1 && tile_extent() >= kernel_height() &&
+               tile_extent() >= kernel_width();
+    }
 
     // The same geometry with every extent a runtime value.
     FFTCONV_HOST_DEVICE constexpr tile_geometry<> erased() const {
-        return {kernel_extent(), in_channels(), out_channels(), tile_extent()};
+        return {kernel_height(), kernel_width(), in_channels(), out_channels(), tile_extent()};
     }
 
     // The same geometry with the tile extent the constant T (== tile_extent()).
     template <int T>
     FFTCONV_HOST_DEVICE constexpr tile_geometry<KernelExtent, Channels, T> with_static_tile() const {
-        return {kernel_extent(), in_channels(), out_channels(), T};
+        return {kernel_height(), kernel_width(), in_channels(), out_channels(), T};
     }
 
     FFTCONV_HOST_DEVICE friend constexpr bool operator==(const tile_geometry& a, const tile_geometry& b) {
-        return a.kernel_extent() == b.kernel_extent() && a.in_channels() == b.in_channels() &&
+        return a.kernel_height() == b.kernel_height() && a.kernel_width() == b.kernel_width() &&
+               a.in_channels() == b.in_channels() &&
                a.out_channels() == b.out_channels() && a.tile_extent() == b.tile_extent();
     }
 
@@ -161,7 +170,8 @@ public:
                   "a compiled filter spectrum must be indexable with 32-bit cuBLAS strides");
 
 private:
-    detail::extent<KernelExtent, int> kernel_;
+    detail::extent<KernelExtent, int> kernel_height_;
+    detail::extent<KernelExtent, int> kernel_width_;
     detail::extent<Channels, std::int64_t> in_;
     detail::extent<Channels, std::int64_t> out_;
     detail::extent<TileExtent, int> tile_;

@@ -64,10 +64,10 @@ TEST_CASE("seeded random problems through the generic path") {
         p.width = uniform(0, 3) == 0 ? p.height : uniform(1, 96);
         const std::int64_t largest = std::min(p.height, p.width);
         switch (i % 6) {  // spread K over its whole range, edges included
-            case 0: p.kernel.height = 1; break;
-            case 1: p.kernel.height = largest; break;  // a single output row or column
-            case 2: p.kernel.height = uniform(1, std::min<std::int64_t>(largest, 5)); break;
-            default: p.kernel.height = uniform(1, largest); break;
+            case 0: p.kernel = 1; break;
+            case 1: p.kernel = largest; break;  // a single output row or column
+            case 2: p.kernel = uniform(1, std::min<std::int64_t>(largest, 5)); break;
+            default: p.kernel = uniform(1, largest); break;
         }
         if (i % 10 == 9) p.height = p.width = p.kernel.height;  // 1 x 1 output
         const reference::accuracy a = testing::check_conv(ctx, p, 1000 + std::uint64_t(i));
@@ -100,7 +100,7 @@ TEST_CASE("the GPU oracle agrees with the CPU oracle, and fftconv with both, on 
             return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
         };
         problem p{pick(1, 2), pick(1, 5), pick(1, 5), pick(4, 20), pick(4, 20), 1};
-        p.kernel.height = pick(1, std::min(p.height, p.width));
+        p.kernel = pick(1, std::min(p.height, p.width));
         CAPTURE(to_string(p));
         auto x = reference::make_device_array<float>(p.input_elements());
         auto w = reference::make_device_array<float>(p.filter_elements());

@@ -47,12 +47,10 @@ void check_both_kinds(context& ctx, const problem& p, bool with_bias, bool reuse
         check_operator(ctx, p, with_bias, reuse, seed++, kind);
 }
 
-problem make(std::int64_t batch, std::int64_t in, std::int64_t out, std::int64_t h, std::int64_t w, std::int64_t k,
+problem make(std::int64_t batch, std::int64_t in, std::int64_t out, std::int64_t h, std::int64_t w, extent2d kernel,
              extent2d padding, std::int64_t groups) {
-    problem p{batch, in, out, h, w, k};
-    p.padding = padding;
-    p.groups = groups;
-    return p;
+    return {.batch = batch, .in_channels = in, .out_channels = out, .height = h, .width = w, .kernel = kernel,
+            .padding = padding, .groups = groups};
 }
 
 }  // namespace
@@ -70,8 +68,27 @@ TEST_CASE("padding, groups and bias on every transform path") {
                  make(2, 12, 12, 31, 30, 9, same_padding(9), 12),     // depthwise
                  make(1, 6, 12, 25, 19, 7, same_padding(7), 6),       // depthwise, channel multiplier 2
                  make(8, 4, 6, 9, 11, 3, 1, 2),                       // batch 8, small image
+                 make(2, 4, 4, 30, 41, 1, 0, 1),                      // 1 x 1
              }) {
             if (tile != 0 && tile < p.kernel.height) continue;
+            for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
+        }
+    }
+}
+
+TEST_CASE("rectangular kernels: 1 x K, K x 1, and SLaK-style pairs, with padding, groups and bias") {
+    context ctx;
+    std::uint64_t seed = 2000;
+    for (const int tile : {0, 16, 32, 64, 30}) {
+        ctx.force_tile_extent(tile);
+        CAPTURE(tile);
+        for (const problem& p : {
+                 make(2, 6, 6, 40, 37, {1, 9}, same_padding({1, 9}), 1),     // 1 x K, 'same'
+                 make(1, 4, 8, 33, 50, {9, 1}, same_padding({9, 1}), 2),     // K x 1, groups 2
+                 make(2, 6, 6, 45, 44, {13, 3}, same_padding({13, 3}), 6),   // depthwise 13 x 3
+                 make(3, 3, 5, 21, 22, {3, 5}, {0, 4}, 1),                   // padding on one axis only
+             }) {
+            if (tile != 0 && (tile < p.kernel.height || tile < p.kernel.width)) continue;
             for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
         }
     }

@@ -37,7 +37,7 @@ TEST_CASE("1000 random valid problems, both input distributions, against float64
             p.out_channels = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? p.in_channels : draw(1, 300);
             p.height = draw(1, 600);
             p.width = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? p.height : draw(1, 600);
-            p.kernel.height = draw(1, std::min(p.height, p.width));
+            p.kernel = draw(1, std::min(p.height, p.width));
             const double oracle = double(p.output_elements()) * double(p.in_channels) *
                                   double(p.kernel.height) * double(p.kernel.height);
             if (oracle <= oracle_budget && p.input_elements() <= max_tensor && p.output_elements() <= max_tensor)

@@ -38,7 +38,8 @@ void check_compiled_geometry() {
     using geo = geometry_of<Cfg>;
     static_assert(geo::compiled && geo::static_extents == Cfg);
     constexpr geo g{};
-    constexpr int out_tile = g.out_tile();            // constant expressions: folded in kernels
+    constexpr int out_tile = g.out_tile_height();     // constant expressions: folded in kernels
+    static_assert(g.out_tile_width() == out_tile);    // a compiled kernel is square
     constexpr std::int64_t bins = g.freq_bins();
     constexpr std::int64_t in_channels = g.in_channels();
     CAPTURE(Cfg.kernel_extent);
@@ -53,9 +54,10 @@ void check_compiled_geometry() {
     CHECK(g.tile_elements() == elements);
     CHECK(g.filter_matrix() == std::int64_t{Cfg.channels} * Cfg.channels);
     // The same extents at run time give the same everything.
-    const tile_geometry<> d(Cfg.kernel_extent, Cfg.channels, Cfg.channels, Cfg.tile_extent);
+    const tile_geometry<> d(Cfg.kernel_extent, Cfg.kernel_extent, Cfg.channels, Cfg.channels, Cfg.tile_extent);
     CHECK(g.erased() == d);
-    CHECK(d.out_tile() == out_tile);
+    CHECK(d.out_tile_height() == out_tile);
+    CHECK(d.out_tile_width() == out_tile);
     CHECK(d.freq_bins() == bins);
     CHECK(d.fused() == g.fused());
     // The generic path's fused geometry: only the tile extent static.
@@ -63,7 +65,7 @@ void check_compiled_geometry() {
         constexpr auto promoted = tile_geometry<>{}.with_static_tile<Cfg.tile_extent>();
         static_assert(!decltype(promoted)::static_kernel && decltype(promoted)::static_tile);
         const auto mixed = d.with_static_tile<Cfg.tile_extent>();
-        CHECK(mixed.out_tile() == out_tile);
+        CHECK(mixed.out_tile_height() == out_tile);
         CHECK(mixed.erased() == d);
     }
 }
@@ -90,7 +92,7 @@ TEST_CASE("every listed configuration is reachable: a problem of its shape dispa
         const problem p{1, c.channels, c.channels, c.kernel_extent + 7, c.kernel_extent + 9, c.kernel_extent};
         const dispatch_decision d = choose_dispatch(p);
         CHECK(d.path == path_kind::compiled);
-        CHECK(d.geometry == tile_geometry<>(c.kernel_extent, c.channels, c.channels, c.tile_extent));
+        CHECK(d.geometry == tile_geometry<>(c.kernel_extent, c.kernel_extent, c.channels, c.channels, c.tile_extent));
         // No earlier entry shadows it.
         for (std::size_t j = 0; j < i; ++j)
             CHECK_FALSE((configs[j].kernel_extent == c.kernel_extent && configs[j].channels == c.channels));
@@ -98,7 +100,7 @@ TEST_CASE("every listed configuration is reachable: a problem of its shape dispa
 }
 
 TEST_CASE("tile geometry is 64-bit: extents past 46341 do not wrap") {
-    constexpr tile_geometry<> wide(512, 1, 1, 65536);
+    constexpr tile_geometry<> wide(512, 512, 1, 1, 65536);
     static_assert(wide.tile_elements() == std::int64_t{65536} * 65536);
     static_assert(wide.freq_bins() == std::int64_t{65536} * 32769);
     const problem p{1, 1, 1, 512, 46729, 512};
@@ -156,9 +158,13 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
 }
 
 TEST_CASE("a tile as large as the kernel yields one output per side") {
-    constexpr tile_geometry<> s(5, 1, 1, 5);
-    static_assert(s.out_tile() == 1 && s.valid());
-    static_assert(!tile_geometry<>(6, 1, 1, 5).valid());
+    constexpr tile_geometry<> s(5, 5, 1, 1, 5);
+    static_assert(s.out_tile_height() == 1 && s.out_tile_width() == 1 && s.valid());
+    static_assert(!tile_geometry<>(6, 6, 1, 1, 5).valid());
+    static_assert(!tile_geometry<>(1, 6, 1, 1, 5).valid());
+    // A 3 x 5 kernel: the tile's outputs are 6 rows by 4 columns.
+    constexpr tile_geometry<> rectangular(3, 5, 1, 1, 8);
+    static_assert(rectangular.out_tile_height() == 6 && rectangular.out_tile_width() == 4);
     CHECK(s.freq_cols() == 3);
     CHECK(s.freq_bins() == 15);
 }
@@ -167,9 +173,9 @@ TEST_CASE("passes cover every output exactly once, on the tiles of the whole pro
     for (const problem& p : {problem{5, 3, 7, 40, 33, 6}, problem{1, 2, 9, 100, 17, 1}, problem{3, 1, 1, 9, 9, 9}}) {
         for (int t : {9, 16, 24}) {
             if (t < p.kernel.height) continue;
-            const tile_geometry<> s(int(p.kernel.height), p.in_channels, p.out_channels, t);
+            const tile_geometry<> s(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels, t);
             const std::int64_t tiles_high = detail::tile_rows_of(p, t);
-            CHECK(tiles_high == detail::ceil_div(p.out_height(), s.out_tile()));
+            CHECK(tiles_high == detail::ceil_div(p.out_height(), s.out_tile_height()));
             for (const detail::pass_shape shape : {detail::pass_shape{p.batch, tiles_high, p.out_channels},
                                                    detail::pass_shape{2, tiles_high, p.out_channels},
                                                    detail::pass_shape{1, 1, p.out_channels},
@@ -187,7 +193,7 @@ TEST_CASE("passes cover every output exactly once, on the tiles of the whole pro
                     CHECK(q.width == p.width);
                     CHECK(q.in_channels == p.in_channels);
                     CHECK(q.out_width() == p.out_width());
-                    const std::int64_t row0 = r0 * s.out_tile();  // a pass starts on a tile boundary
+                    const std::int64_t row0 = r0 * s.out_tile_height();  // a pass starts on a tile boundary
                     for (std::int64_t b = 0; b < q.batch; ++b)
                         for (std::int64_t o = 0; o < q.out_channels; ++o)
                             for (std::int64_t i = 0; i < q.out_height(); ++i)

@@ -27,7 +27,7 @@ const tile_config* first_fit(const problem& p) {
 }
 
 tile_geometry<> geometry_of_config(const tile_config& c) {
-    return {c.kernel_extent, c.channels, c.channels, c.tile_extent};
+    return {c.kernel_extent, c.kernel_extent, c.channels, c.channels, c.tile_extent};
 }
 
 }  // namespace
@@ -71,7 +71,8 @@ TEST_CASE("problems outside the table take the generic path") {
         const dispatch_decision d = choose_dispatch(p);
         if (first_fit(p) != nullptr) continue;  // a non-default table may hold it
         CHECK(d.path == path_kind::generic);
-        CHECK(d.geometry.kernel_extent() == p.kernel.height);
+        CHECK(d.geometry.kernel_height() == p.kernel.height);
+        CHECK(d.geometry.kernel_width() == p.kernel.width);
         CHECK(d.geometry.in_channels() == p.in_channels);
         CHECK(d.geometry.out_channels() == p.out_channels);
         CHECK(d.geometry.tile_extent() >= p.kernel.height);

@@ -44,8 +44,8 @@ __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __rest
         const std::int64_t image = n / e.tiles_per_image;  // channel * batch + b
         const std::int64_t b = image % e.batch;
         const std::int64_t channel = image / e.batch;
-        const std::int64_t y0 = e.first_row + (tile / e.tiles_wide) * geo.out_tile() + row;
-        const std::int64_t x0 = e.first_col + (tile % e.tiles_wide) * geo.out_tile() + col;
+        const std::int64_t y0 = e.first_row + (tile / e.tiles_wide) * geo.out_tile_height() + row;
+        const std::int64_t x0 = e.first_col + (tile % e.tiles_wide) * geo.out_tile_width() + col;
         Real v = 0;
         if (y0 >= 0 && y0 < e.height && x0 >= 0 && x0 < e.width)
             v = x[b * e.strides.batch + channel * e.strides.channel + y0 * e.strides.row + x0];
@@ -54,8 +54,8 @@ __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __rest
 }
 
 // Real filter n = in_channel * out_channels + out_channel (in_channel within
-// the output channel's group; w is [out][group_in_channels][K][K]): the K x K
-// filter in the top-left corner of a T x T zero tile, times 1/T^2 (cuFFT's
+// the output channel's group; w is [out][group_in_channels][Kh][Kw]): the
+// Kh x Kw filter in the top-left corner of a T x T zero tile, times 1/T^2 (cuFFT's
 // inverse is unnormalised; folding the scale here costs nothing).
 template <class Geometry, class Real>
 __global__ void pad_filters(Geometry geo, std::int64_t group_in_channels, std::int64_t out_channels,
@@ -70,16 +70,17 @@ __global__ void pad_filters(Geometry geo, std::int64_t group_in_channels, std::i
         const std::int64_t out_channel = n % out_channels;
         const std::int64_t in_channel = n / out_channels;
         Real v = 0;
-        if (row < geo.kernel_extent() && col < geo.kernel_extent())
-            v = scale * w[((out_channel * group_in_channels + in_channel) * geo.kernel_extent() + row) *
-                              geo.kernel_extent() + col];
+        if (row < geo.kernel_height() && col < geo.kernel_width())
+            v = scale * w[((out_channel * group_in_channels + in_channel) * geo.kernel_height() + row) *
+                              geo.kernel_width() + col];
         tiles[idx] = v;
     }
 }
 
-// Output element (b, o, i, j) of the pass (y through its strides) is output (i mod To, j mod To) of tile (i / To, j / To) of
+// Output element (b, o, i, j) of the pass (y through its strides) is output
+// (i mod To_h, j mod To_w) of tile (i / To_h, j / To_w) of
 // real output tile (o * batch + b): the first To x To of each tile are the
-// outputs no circular wrap-around reached.
+// outputs no circular wrap-around reached (To_h x To_w: out_tile_height, out_tile_width).
 template <class Geometry, class Real>
 __global__ void scatter_tiles(Geometry geo, launch_extents e, const Real* __restrict__ tiles,
                               float* __restrict__ y, std::int64_t total) {
@@ -91,9 +92,10 @@ __global__ void scatter_tiles(Geometry geo, launch_extents e, const Real* __rest
         const std::int64_t image = rest / e.out_height;  // b * channels + o
         const std::int64_t o = image % e.channels;
         const std::int64_t b = image / e.channels;
-        const std::int64_t tile = (i / geo.out_tile()) * e.tiles_wide + j / geo.out_tile();
+        const std::int64_t tile = (i / geo.out_tile_height()) * e.tiles_wide + j / geo.out_tile_width();
         const std::int64_t n = (o * e.batch + b) * e.tiles_per_image + tile;
-        const Real value = tiles[(n * geo.tile_extent() + i % geo.out_tile()) * geo.tile_extent() + j % geo.out_tile()];
+        const Real value =
+            tiles[(n * geo.tile_extent() + i % geo.out_tile_height()) * geo.tile_extent() + j % geo.out_tile_width()];
         y[b * e.strides.batch + o * e.strides.channel + i * e.strides.row + j] =
             float(e.bias == nullptr ? value : value + Real(e.bias[o]));
     }

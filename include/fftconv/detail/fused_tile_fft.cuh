@@ -90,8 +90,8 @@ struct image_tiles {
         const std::int64_t tile = n % tile_slots, image = n / tile_slots;
         if (tile >= tiles_per_image) return tile_window{};
         const std::int64_t b = image % batch, c = image / batch;
-        const std::int64_t y0 = first_row + (tile / tiles_wide) * geo.out_tile();
-        const std::int64_t x0 = first_col + (tile % tiles_wide) * geo.out_tile();
+        const std::int64_t y0 = first_row + (tile / tiles_wide) * geo.out_tile_height();
+        const std::int64_t x0 = first_col + (tile % tiles_wide) * geo.out_tile_width();
         const int t = geo.tile_extent();
         return {b * strides.batch + c * strides.channel + y0 * strides.row + x0,
                 window_begin(y0, t), window_end(y0, height, t),
@@ -101,7 +101,7 @@ struct image_tiles {
 };
 
 // Filter tile n = in_channel * out_channels + out_channel (in_channel within
-// the output channel's group): the K x K filter, scaled by 1/T^2 (the inverse
+// the output channel's group): the Kh x Kw filter, scaled by 1/T^2 (the inverse
 // transform is unnormalised). out_channels is the pass's (a pass may cover
 // some of the output channels); group_in_channels the filter's second extent.
 template <class Geometry>
@@ -112,9 +112,9 @@ struct filter_tiles {
     float scale;
 
     __device__ tile_window window(std::int64_t n) const {
-        const int k = geo.kernel_extent();
+        const int kh = geo.kernel_height(), kw = geo.kernel_width();
         const std::int64_t o = n % out_channels, c = n / out_channels;
-        return {(o * group_in_channels + c) * k * k, 0, k, 0, k, k};
+        return {(o * group_in_channels + c) * kh * kw, 0, kh, 0, kw, kw};
     }
     __device__ const float* data() const { return w; }
 };
@@ -137,11 +137,11 @@ struct output_tiles {
         const std::int64_t tile = n % tile_slots, image = n / tile_slots;
         if (tile >= tiles_per_image) return tile_window{};
         const std::int64_t b = image % batch, o = image / batch;
-        const int out_tile = geo.out_tile();
-        const std::int64_t y0 = (tile / tiles_wide) * out_tile, x0 = (tile % tiles_wide) * out_tile;
+        const int rows = geo.out_tile_height(), cols = geo.out_tile_width();
+        const std::int64_t y0 = (tile / tiles_wide) * rows, x0 = (tile % tiles_wide) * cols;
         return {b * strides.batch + o * strides.channel + y0 * strides.row + x0,
-                0, clip(out_tile, out_height - y0),
-                0, clip(out_tile, out_width - x0), strides.row};
+                0, clip(rows, out_height - y0),
+                0, clip(cols, out_width - x0), strides.row};
     }
 };
 
@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     }
     __syncthreads();
     const std::int64_t n0 = block_first + 2 * group;
-    if (lane < sink.geo.out_tile() && n0 < tile_count) {
+    if (lane < sink.geo.out_tile_width() && n0 < tile_count) {
         float2 v[T];
 #pragma unroll
         for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];

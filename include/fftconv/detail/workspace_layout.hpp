@@ -102,11 +102,11 @@ struct workspace_layout {
 // channels, its band of rows); `tile_extent` is the call's.
 constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool holds_filter = true) {
     workspace_layout t{};
-    t.geometry = tile_geometry<>(int(p.kernel.height), p.in_channels, p.out_channels, tile_extent);  // square kernels
+    t.geometry = tile_geometry<>(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels, tile_extent);
     const tile_geometry<>& g = t.geometry;
     t.holds_filter = holds_filter;
-    t.tiles_high = ceil_div(p.out_height(), g.out_tile());
-    t.tiles_wide = ceil_div(p.out_width(), g.out_tile());
+    t.tiles_high = ceil_div(p.out_height(), g.out_tile_height());
+    t.tiles_wide = ceil_div(p.out_width(), g.out_tile_width());
     t.tiles_per_image = t.tiles_high * t.tiles_wide;
     t.tile_slots = g.fused() ? (t.tiles_per_image + 1) / 2 * 2 : t.tiles_per_image;
     t.gemm_rows = p.batch * t.tile_slots;
