@@ -11,7 +11,7 @@
 int main() {
     int failures = 0;
     const fftconv::problem p{.batch = 1, .in_channels = 4, .out_channels = 8,
-                             .height = 40, .width = 36, .kernel_extent = 5};
+                             .height = 40, .width = 36, .kernel = 5};
     const fftconv::dispatch_decision d = fftconv::choose_dispatch(p);
     std::printf("plan for %s: %s path, tile extent %d\n", fftconv::to_string(p).c_str(),
                 fftconv::to_string(d.path), d.geometry.tile_extent());
@@ -22,16 +22,16 @@ int main() {
     }
 
     fftconv::problem bad = p;
-    bad.kernel_extent = 41;  // larger than the image
+    bad.kernel = 41;  // larger than the image
     try {
         fftconv::validate(bad);
-        std::printf("FAIL: kernel_extent 41 on a 40 x 36 image was accepted\n");
+        std::printf("FAIL: a 41 x 41 kernel on a 40 x 36 image was accepted\n");
         ++failures;
     } catch (const fftconv::error& e) {
-        const bool named = std::string(e.what()).find("kernel_extent") != std::string::npos;
+        const bool named = std::string(e.what()).find("kernel.height") != std::string::npos;
         std::printf("invalid problem: [%s] %s\n", fftconv::to_string(e.code()), e.what());
         if (e.code() != fftconv::status::invalid_argument || !named) {
-            std::printf("FAIL: expected invalid_argument naming kernel_extent\n");
+            std::printf("FAIL: expected invalid_argument naming kernel.height\n");
             ++failures;
         }
     }

@@ -109,22 +109,10 @@ extent2d as_padding(const py::handle& value, const extent2d& kernel) {
 
 py::tuple as_tuple(const extent2d& e) { return py::make_tuple(e.height, e.width); }
 
-// A tile geometry's kernel (height, width) and its outputs per tile (rows,
-// columns). tile_geometry is gaining rectangular kernels (kernel_height(),
-// kernel_width(), out_tile_height(), out_tile_width()); a build whose
-// geometry is still square (kernel_extent(), out_tile()) gives both extents
-// alike. Drop the square branch once every build has the rectangular one.
-py::tuple geometry_kernel(const auto& g) {
-    if constexpr (requires { g.kernel_width(); })
-        return py::make_tuple(g.kernel_height(), g.kernel_width());
-    else
-        return py::make_tuple(g.kernel_extent(), g.kernel_extent());
-}
-py::tuple geometry_out_tile(const auto& g) {
-    if constexpr (requires { g.out_tile_width(); })
-        return py::make_tuple(g.out_tile_height(), g.out_tile_width());
-    else
-        return py::make_tuple(g.out_tile(), g.out_tile());
+// A tile geometry's kernel (height, width) and its outputs per tile (rows, columns).
+py::tuple geometry_kernel(const tile_geometry<>& g) { return py::make_tuple(g.kernel_height(), g.kernel_width()); }
+py::tuple geometry_out_tile(const tile_geometry<>& g) {
+    return py::make_tuple(g.out_tile_height(), g.out_tile_width());
 }
 std::string extent_string(const py::tuple& extent) {
     return std::to_string(extent[0].cast<int>()) + "x" + std::to_string(extent[1].cast<int>());

@@ -36,7 +36,7 @@ TEST_CASE("the C ABI computes conv2d and reports errors with codes and messages"
     fftconv_problem bad = p;
     bad.kernel_extent = 62;
     CHECK(fftconv_conv2d(ctx, &bad, x.data(), w.data(), y.data()) == FFTCONV_INVALID_ARGUMENT);
-    CHECK(std::string(fftconv_last_error()).find("problem.kernel_extent = 62 exceeds problem.width = 61") !=
+    CHECK(std::string(fftconv_last_error()).find("problem.kernel.width = 62 exceeds the padded width 61") !=
           std::string::npos);
     CHECK(fftconv_conv2d(ctx, nullptr, x.data(), w.data(), y.data()) == FFTCONV_INVALID_ARGUMENT);
     CHECK(std::string(fftconv_last_error()).find("problem is a null pointer") != std::string::npos);
@@ -72,4 +72,64 @@ TEST_CASE("the C ABI computes conv2d and reports errors with codes and messages"
     CHECK(std::string(fftconv_last_error()).empty());
     CHECK(fftconv_destroy(ctx) == FFTCONV_SUCCESS);
     CHECK(fftconv_destroy(nullptr) == FFTCONV_SUCCESS);
+}
+
+TEST_CASE("fftconv_conv2d_ex: the whole operator, and a size-tagged description") {
+    fftconv_context ctx = nullptr;
+    REQUIRE(fftconv_create(&ctx, nullptr) == FFTCONV_SUCCESS);
+    fftconv_conv2d_desc d = FFTCONV_CONV2D_DESC_INIT;
+    CHECK(d.struct_size == sizeof(fftconv_conv2d_desc));
+    CHECK((d.groups == 1 && d.stride == 1 && d.dilation == 1 && d.pad_height == 0));
+    d.batch = 2;
+    d.in_channels = 6;
+    d.out_channels = 12;
+    d.groups = 3;
+    d.height = 33;
+    d.width = 40;
+    d.kernel_height = 7;
+    d.kernel_width = 3;
+    d.pad_height = 3;
+    d.pad_width = 1;
+    fftconv::problem cxx{.batch = 2, .in_channels = 6, .out_channels = 12, .height = 33, .width = 40,
+                         .kernel = {7, 3}, .padding = {3, 1}, .groups = 3};
+    auto x = fftconv::reference::make_device_array<float>(cxx.input_elements());
+    auto w = fftconv::reference::make_device_array<float>(cxx.filter_elements());
+    auto bias = fftconv::reference::make_device_array<float>(cxx.out_channels);
+    auto y = fftconv::reference::make_device_array<float>(cxx.output_elements());
+    auto exact = fftconv::reference::make_device_array<double>(cxx.output_elements());
+    fftconv::reference::fill_normal(x.data(), x.size, 21, nullptr);
+    fftconv::reference::fill_normal(w.data(), w.size, 22, nullptr);
+    fftconv::reference::fill_normal(bias.data(), bias.size, 23, nullptr);
+    fftconv::reference::fill_nan(y.data(), y.size, nullptr);
+
+    size_t bytes = 0;
+    CHECK(fftconv_workspace_size_ex(ctx, &d, &bytes) == FFTCONV_SUCCESS);
+    CHECK(fftconv_reserve_ex(ctx, &d) == FFTCONV_SUCCESS);
+    REQUIRE(fftconv_conv2d_ex(ctx, &d, x.data(), w.data(), bias.data(), y.data()) == FFTCONV_SUCCESS);
+    fftconv::reference::direct_conv_gpu(cxx, x.data(), w.data(), exact.data(), nullptr, bias.data());
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    CHECK(fftconv::reference::compare(fftconv::reference::to_host(y.data(), y.size),
+                                      fftconv::reference::to_host(exact.data(), exact.size))
+              .passes());
+
+    // A description from a newer header: longer, its unknown fields zero, is
+    // read; unknown fields set are refused; a truncated size is refused.
+    struct newer_desc {
+        fftconv_conv2d_desc known;
+        std::int64_t future_field;
+    } newer{d, 0};
+    newer.known.struct_size = sizeof(newer_desc);
+    CHECK(fftconv_conv2d_ex(ctx, &newer.known, x.data(), w.data(), nullptr, y.data()) == FFTCONV_SUCCESS);
+    newer.future_field = 5;
+    CHECK(fftconv_conv2d_ex(ctx, &newer.known, x.data(), w.data(), nullptr, y.data()) == FFTCONV_INVALID_ARGUMENT);
+    CHECK(std::string(fftconv_last_error()).find("fields this build of fftconv does not know") != std::string::npos);
+    fftconv_conv2d_desc truncated = d;
+    truncated.struct_size = 16;
+    CHECK(fftconv_conv2d_ex(ctx, &truncated, x.data(), w.data(), nullptr, y.data()) == FFTCONV_INVALID_ARGUMENT);
+    CHECK(std::string(fftconv_last_error()).find("struct_size = 16") != std::string::npos);
+    fftconv_conv2d_desc strided = d;
+    strided.stride = 2;
+    CHECK(fftconv_conv2d_ex(ctx, &strided, x.data(), w.data(), nullptr, y.data()) == FFTCONV_INVALID_ARGUMENT);
+    CHECK(std::string(fftconv_last_error()).find("problem.stride = 2 is not supported") != std::string::npos);
+    CHECK(fftconv_destroy(ctx) == FFTCONV_SUCCESS);
 }
