@@ -1,8 +1,10 @@
-// src/spectral_product.cpp — the per-bin complex GEMMs of a pass.
+// src/spectral_product.cu — the per-bin complex GEMMs of a pass, and the
+// elementwise product that replaces them for depthwise convolutions.
 #include <algorithm>
 #include <climits>
 
 #include <cublas_v2.h>
+#include <cuComplex.h>
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/engine.hpp"
@@ -11,6 +13,60 @@
 namespace fftconv::detail {
 
 namespace {
+
+__device__ __forceinline__ cuComplex times_conj(cuComplex a, cuComplex w) {
+    return make_cuComplex(a.x * w.x + a.y * w.y, a.y * w.x - a.x * w.y);
+}
+__device__ __forceinline__ cuDoubleComplex times_conj(cuDoubleComplex a, cuDoubleComplex w) {
+    return make_cuDoubleComplex(a.x * w.x + a.y * w.y, a.y * w.x - a.x * w.y);
+}
+
+// Depthwise (one input channel per group): every output is one product,
+// output[f][o][m] = input[f][group(o)][m] * conj(filter[f][0][o]), so a GEMM
+// per group (k = 1) would be one launch per group for no arithmetic. Grid-
+// stride over (bin, channel of the range, row), rows fastest: coalesced.
+template <class Complex>
+__global__ void depthwise_product(const Complex* __restrict__ input, const Complex* __restrict__ filter,
+                                  Complex* __restrict__ output, std::int64_t rows, std::int64_t first,
+                                  std::int64_t count, std::int64_t total, std::int64_t input_bin_stride,
+                                  std::int64_t filter_bin_stride, std::int64_t output_bin_stride,
+                                  std::int64_t first_out, std::int64_t out_per_group) {
+    for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
+         idx += std::int64_t{gridDim.x} * blockDim.x) {
+        const std::int64_t m = idx % rows, rest = idx / rows;
+        const std::int64_t o = first + rest % count, f = rest / count;
+        const std::int64_t group = (first_out + o) / out_per_group;
+        output[f * output_bin_stride + o * rows + m] =
+            times_conj(input[f * input_bin_stride + group * rows + m], filter[f * filter_bin_stride + o]);
+    }
+}
+
+// Output channels [first, last) of a depthwise pass (see depthwise_product).
+void multiply_depthwise(engine& e, const workspace_layout& t, const filter_operand& filter, const pipeline_buffers& b,
+                        std::int64_t first, std::int64_t last, const channel_groups& groups) {
+    const std::int64_t count = last - first;
+    const std::int64_t total = t.geometry.freq_bins() * count * t.gemm_rows;
+    constexpr int threads = 256;
+    const auto blocks = unsigned(std::clamp<std::int64_t>((total + threads - 1) / threads, 1, std::int64_t{1} << 20));
+    if (t.geometry.double_intermediates()) {
+        const auto kernel = depthwise_product<cuDoubleComplex>;
+        e.log_launch(reinterpret_cast<const void*>(kernel));
+        kernel<<<blocks, threads, 0, e.stream()>>>(
+            static_cast<const cuDoubleComplex*>(b.input_spectrum),
+            static_cast<const cuDoubleComplex*>(filter.data) + filter.column_offset,
+            static_cast<cuDoubleComplex*>(b.output_spectrum), t.gemm_rows, first, count, total, t.input_bin_stride,
+            filter.bin_stride, t.output_bin_stride, groups.first_out, groups.out_per_group);
+    } else {
+        const auto kernel = depthwise_product<cuComplex>;
+        e.log_launch(reinterpret_cast<const void*>(kernel));
+        kernel<<<blocks, threads, 0, e.stream()>>>(
+            static_cast<const cuComplex*>(b.input_spectrum),
+            static_cast<const cuComplex*>(filter.data) + filter.column_offset,
+            static_cast<cuComplex*>(b.output_spectrum), t.gemm_rows, first, count, total, t.input_bin_stride,
+            filter.bin_stride, t.output_bin_stride, groups.first_out, groups.out_per_group);
+    }
+    FFTCONV_CHECK_LAUNCH();
+}
 
 // The product for output channels [first, last) of the pass, contracting
 // over input channels [channel0, channel0 + in_channels) of the input
@@ -74,8 +130,13 @@ void multiply_block(engine& e, const workspace_layout& t, const filter_operand& 
 void multiply_spectra(engine& e, const workspace_layout& t, const filter_operand& filter,
                       const pipeline_buffers& b, std::int64_t first, std::int64_t last,
                       const channel_groups& groups, spectral_gemm_launcher gemm) {
+    if (last <= first) return;
     if (groups.count == 1) {
         multiply_block(e, t, filter, b, first, last, 0, t.geometry.in_channels(), gemm);
+        return;
+    }
+    if (groups.in_per_group == 1) {
+        multiply_depthwise(e, t, filter, b, first, last, groups);
         return;
     }
     // One product per group the range touches: its output channels against
