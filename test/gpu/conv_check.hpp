@@ -139,4 +139,39 @@ inline reference::accuracy check_conv(context& ctx, const problem& p, std::uint6
     return worse(normal, uniform);
 }
 
+// The whole operator (padding, groups, rectangular kernels from `p`; a bias
+// when with_bias; through a filter spectrum when reuse) on fresh inputs of
+// `kind`, every output against the float64 oracle.
+inline reference::accuracy check_operator_kind(context& ctx, const problem& p, bool with_bias, bool reuse,
+                                               std::uint64_t seed, reference::input_kind kind) {
+    using namespace reference;
+    auto [x, w, y] = make_conv_tensors(p, seed, kind, ctx.stream());
+    auto bias = make_device_array<float>(p.out_channels);
+    fill_input(kind, bias.data(), bias.size, seed ^ 0xb1a5ull, ctx.stream());
+    const float* b = with_bias ? bias.data() : nullptr;
+    if (reuse) {
+        const filter_spectrum spectrum = ctx.transform_filter(p, w.data());
+        ctx.conv2d(p, x.data(), spectrum, b, y.data());
+    } else {
+        ctx.conv2d(p, x.data(), w.data(), b, y.data());
+    }
+    auto exact = make_device_array<double>(p.output_elements());
+    direct_conv_gpu(p, x.data(), w.data(), exact.data(), ctx.stream(), b);
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+    const accuracy a = compare(to_host(y.data(), y.size), to_host(exact.data(), exact.size));
+    INFO(to_string(p), " bias=", with_bias, " reuse=", reuse, " ", to_string(kind), " seed=", seed,
+         " tile_extent=", ctx.plan(p).geometry.tile_extent(), " rel_l2=", a.relative_l2,
+         " worst=", a.worst_fraction, " non_finite=", a.non_finite);
+    check_bar(a);
+    return a;
+}
+
+// Both input distributions; returns the worse of the two.
+inline reference::accuracy check_operator(context& ctx, const problem& p, bool with_bias, bool reuse,
+                                          std::uint64_t seed) {
+    const auto normal = check_operator_kind(ctx, p, with_bias, reuse, seed, reference::input_kind::normal);
+    const auto uniform = check_operator_kind(ctx, p, with_bias, reuse, seed + 1, reference::input_kind::uniform);
+    return worse(normal, uniform);
+}
+
 }  // namespace fftconv::testing

@@ -1,8 +1,11 @@
 // The long sweep: 1000 seeded random valid problems (extents 1...600, K from 1
 // to the image, channels 1...300, batch 1...16), each on random-normal and on
-// positive uniform [0, 1) inputs, against the float64 oracle. Problems whose
-// oracle would exceed oracle_budget multiply-adds are redrawn, so the sweep
-// takes minutes, not hours; the draw still reaches every corner of the ranges.
+// positive uniform [0, 1) inputs, against the float64 oracle; then 1000 more
+// drawing the whole operator (rectangular kernels, padding up to beyond the
+// kernel, groups from 1 to depthwise with channel multipliers, bias on or
+// off). Problems whose oracle would exceed oracle_budget multiply-adds are
+// redrawn, so the sweep takes minutes, not hours; the draw still reaches every
+// corner of the ranges.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -54,4 +57,59 @@ TEST_CASE("1000 random valid problems, both input distributions, against float64
                 "%d on compiled entries; tile extents:", count, worst_l2, worst_fraction, compiled);
     for (const auto& [t, n] : tiles) std::printf(" %d:%d", t, n);
     std::printf("\n");
+}
+
+TEST_CASE("1000 random problems of the whole operator, both input distributions, against float64") {
+    constexpr int count = 1000;
+    constexpr double oracle_budget = 1e9;
+    constexpr std::int64_t max_tensor = std::int64_t{1} << 25;
+    context ctx;
+    std::mt19937_64 rng(20261201);
+    auto uniform = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
+    auto draw = [&](std::int64_t lo, std::int64_t hi) {
+        if (uniform(0, 1) == 0) return uniform(lo, hi);
+        const double u = std::uniform_real_distribution<double>(std::log(double(lo)), std::log(double(hi) + 1))(rng);
+        return std::clamp<std::int64_t>(std::int64_t(std::exp(u)), lo, hi);
+    };
+    double worst_l2 = 0, worst_fraction = 0;
+    int depthwise = 0, grouped = 0, padded = 0, rectangular = 0, biased = 0;
+    for (int i = 0; i < count; ++i) {
+        problem p;
+        bool with_bias = false;
+        for (;;) {
+            p = problem{};
+            p.batch = draw(1, 8);
+            const std::int64_t groups_kind = uniform(0, 3);  // 0, 1: dense; 2: grouped; 3: depthwise
+            const std::int64_t groups = groups_kind <= 1 ? 1 : draw(1, 64);
+            const std::int64_t multiplier = groups_kind == 3 ? uniform(1, 3) : draw(1, std::max<std::int64_t>(1, 256 / groups));
+            p.groups = groups;
+            p.in_channels = groups * (groups_kind == 3 ? 1 : draw(1, std::max<std::int64_t>(1, 256 / groups)));
+            p.out_channels = groups * multiplier;
+            p.height = draw(1, 400);
+            p.width = uniform(0, 3) == 0 ? p.height : draw(1, 400);
+            const std::int64_t pad_kind = uniform(0, 3);  // none, 'same', random, random per axis
+            const std::int64_t kh = draw(1, 64), kw = uniform(0, 2) == 0 ? kh : draw(1, 64);
+            p.kernel = {kh, kw};
+            if (pad_kind == 1) p.padding = same_padding(p.kernel);
+            if (pad_kind >= 2) p.padding = {draw(0, kh + 2), pad_kind == 2 ? 0 : draw(0, kw + 2)};
+            with_bias = uniform(0, 1) == 1;
+            if (p.kernel.height > p.padded_height() || p.kernel.width > p.padded_width()) continue;
+            const double oracle = double(p.output_elements()) * double(p.group_in_channels()) *
+                                  double(p.kernel.height) * double(p.kernel.width);
+            if (oracle <= oracle_budget && p.input_elements() <= max_tensor && p.output_elements() <= max_tensor)
+                break;
+        }
+        CAPTURE(i);
+        const auto a = testing::check_operator(ctx, p, with_bias, i % 7 == 0, 9000 + 2 * std::uint64_t(i));
+        worst_l2 = std::max(worst_l2, a.relative_l2);
+        worst_fraction = std::max(worst_fraction, a.worst_fraction);
+        depthwise += p.groups > 1 && p.group_in_channels() == 1;
+        grouped += p.groups > 1;
+        padded += p.padding != extent2d{0};
+        rectangular += p.kernel.height != p.kernel.width;
+        biased += with_bias;
+    }
+    std::printf("%d random operator problems x 2 distributions: worst rel_l2=%.3g, worst element %.3f of "
+                "tolerance; %d grouped (%d depthwise), %d padded, %d rectangular, %d with bias\n",
+                count, worst_l2, worst_fraction, grouped, depthwise, padded, rectangular, biased);
 }
