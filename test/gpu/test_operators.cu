@@ -98,14 +98,17 @@ TEST_CASE("passes under a workspace limit keep padding, groups and bias right") 
     for (const int tile : {32, 24}) {
         context ctx;
         ctx.force_tile_extent(tile);
-        const problem p = make(2, 8, 12, 150, 70, 9, same_padding(9), 4);
-        context probe;
-        probe.force_tile_extent(tile);
-        const std::size_t whole = probe.workspace_size(p);
-        ctx.set_workspace_limit(whole / 5);
-        CAPTURE(tile);
-        CAPTURE(whole);
-        check_both_kinds(ctx, p, true, false, 500 + std::uint64_t(tile));
+        for (const problem& p : {make(2, 8, 12, 150, 70, 9, same_padding(9), 4),      // grouped
+                                 make(2, 8, 16, 150, 70, 9, same_padding(9), 8)}) {  // depthwise, multiplier 2
+            context probe;
+            probe.force_tile_extent(tile);
+            const std::size_t whole = probe.workspace_size(p);
+            ctx.set_workspace_limit(whole / 5);
+            CAPTURE(tile);
+            CAPTURE(whole);
+            check_both_kinds(ctx, p, true, false, 500 + std::uint64_t(tile));
+            check_both_kinds(ctx, p, true, true, 600 + std::uint64_t(tile));  // and with a filter spectrum
+        }
     }
 }
 
