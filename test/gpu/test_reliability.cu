@@ -112,6 +112,21 @@ TEST_CASE("under a workspace limit a problem runs in passes, bit for bit the unl
     check_passes(problem{64, 128, 128, 512, 512, 32}, std::size_t{2} << 30, 0, 8192);
 }
 
+TEST_CASE("a filter spectrum used over passes of output channels: each pass multiplies a range of the wider filter") {
+    // One row of 42 tiles (T = 32), 64 -> 128 channels: the tensor-core GEMM
+    // runs (>= 32 rows, >= 16 input channels), and under 25 MiB the 128
+    // output channels need passes (the input spectrum is 11.7 MB, each
+    // output channel 0.18 MB) while the filter spectrum keeps all 128.
+    const problem p{1, 64, 128, 32, 1000, 9};
+    context ctx;
+    ctx.force_tile_extent(32);
+    ctx.set_workspace_limit(std::size_t{25} << 20);
+    testing::check_conv(ctx, p, 61, [](context& cx, const problem& q, const float* x, const float* w, float* y) {
+        const filter_spectrum spectrum = cx.transform_filter(q, w);
+        cx.conv2d(q, x, spectrum, y);
+    });
+}
+
 TEST_CASE("a limit below the smallest pass is out_of_memory with the byte counts, and writes nothing") {
     context ctx;
     const problem p{2, 8, 8, 64, 64, 9};

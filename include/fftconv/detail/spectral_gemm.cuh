@@ -657,7 +657,7 @@ void launch_frags(const spectral_gemm_args& a, cudaStream_t stream, int frags_m,
 inline void check_spectral_gemm_args(const spectral_gemm_args& a) {
     if (a.rows < 1 || a.in_channels < 1 || a.bins < 0 || a.first_out < 0 || a.last_out > a.out_channels ||
         a.first_out > a.last_out || a.input_bin_stride < a.in_channels * a.rows ||
-        a.filter_bin_stride < a.in_channels * a.out_channels || a.output_bin_stride < a.out_channels * a.rows ||
+        a.filter_bin_stride < a.in_channels * a.out_channels || a.output_bin_stride < a.last_out * a.rows ||
         a.rows > (std::int64_t{1} << 30) || a.in_channels > (std::int64_t{1} << 30) ||
         a.out_channels > (std::int64_t{1} << 30))
         throw_invalid("spectral_gemm: arguments out of range");

@@ -45,7 +45,7 @@ struct spectral_gemm_args {
     std::int64_t bins;
     std::int64_t input_bin_stride;   // elements between bins; >= in_channels * rows
     std::int64_t filter_bin_stride;  // >= in_channels * out_channels
-    std::int64_t output_bin_stride;  // >= out_channels * rows
+    std::int64_t output_bin_stride;  // >= last_out * rows (the output holds channels up to last_out)
 };
 
 // True where spectral_gemm measured faster than cublasCgemmStridedBatched
