@@ -26,8 +26,26 @@ if ([a["name"] for a in algorithms] != ["fftconv", "fftconv-generic", "cudnn"]
 if algorithms[2]["ran"] is not False or "mean_ms" in algorithms[2]:
     failures.append(f"json: an algorithm that did not run has figures: {algorithms[2]!r}")
 summary = {row["name"]: row for row in data["summary"]}
-if summary.get("fftconv-generic", {}).get("total_mean_ms") != 4.0:
-    failures.append(f"json summary has no fftconv-generic total of 4.0: {data['summary']!r}")
+# The depthwise shape runs no compiled configuration, so has no fftconv-generic row.
+if (summary.get("fftconv", {}).get("shapes") != 2
+        or summary.get("fftconv-generic (incomplete)", {}).get("total_mean_ms") != 4.0):
+    failures.append(f"json summary: not fftconv over 2 shapes and an incomplete fftconv-generic total of 4.0: "
+                    f"{data['summary']!r}")
+shapes = data["shapes"]
+dense, depthwise = shapes if len(shapes) == 2 else ({}, {})
+expected_dense = {"height": 16, "width": 16, "kernel_extent": 5, "kernel_height": 5, "kernel_width": 5,
+                  "padding_height": 0, "padding_width": 0, "groups": 1, "bias": False}
+expected_depthwise = {"batch": 4, "in_channels": 8, "out_channels": 8, "height": 24, "width": 20,
+                      "kernel_height": 13, "kernel_width": 3, "padding_height": 6, "padding_width": 1,
+                      "groups": 8, "bias": True, "seed": 8}
+for shape, expected in ((dense, expected_dense), (depthwise, expected_depthwise)):
+    wrong = {key: shape.get(key) for key, value in expected.items() if shape.get(key) != value}
+    if wrong:
+        failures.append(f"json shape {shape!r}: expected {expected!r}, differs at {wrong!r}")
+if "kernel_extent" in depthwise:
+    failures.append("json: a rectangular kernel has a kernel_extent (schema 1's key is for square kernels only)")
+if data.get("schema_version") != 2 or data.get("suite") != "custom":
+    failures.append(f"json: schema_version {data.get('schema_version')!r}, suite {data.get('suite')!r}")
 for key in ("tool", "driver", "cuda_runtime", "cufft", "cublas", "cudnn", "date", "repetitions", "l2_flush",
             "l2_flush_bytes", "reuse_filter", "accuracy_bar", "shapes", "summary"):
     if key not in data:
@@ -40,16 +58,24 @@ try:
         failures.append("svg: the GPU name is not shown as given")
     if "fftconv-generic" not in texts:
         failures.append("svg: no fftconv-generic in the legend")
+    if "24x20 K13x3 C8 B4 dw pad6x1 +bias" not in texts:
+        failures.append("svg: the depthwise shape's label is not shown")
 except ElementTree.ParseError as error:
     failures.append(f"svg is not well-formed XML: {error}")
 
 markdown_rows = []
 for line in open(prefix + ".md", encoding="utf-8", errors="replace"):
-    if line.startswith("| 16x16"):
+    if line.startswith("| 16x16") or line.startswith("| 24x20"):
         markdown_rows.append(line)
         cells = line.replace("\\|", "").count("|")
         if cells != 11:
             failures.append(f"markdown row has {cells - 1} cells: {line!r}")
+if not any(line.startswith("| 16x16 K5 C2->3 B1 | fftconv |") for line in markdown_rows):
+    failures.append(f"markdown: no row labelled '16x16 K5 C2->3 B1' (dense, unpadded, no bias): {markdown_rows!r}")
+if not any(line.startswith("| 24x20 K13x3 C8 B4 dw pad6x1 +bias | fftconv |") for line in markdown_rows):
+    failures.append(f"markdown: no row labelled '24x20 K13x3 C8 B4 dw pad6x1 +bias': {markdown_rows!r}")
+if not any(line.startswith("| 24x20 K13x3 C8 B4 dw pad6x1 +bias | cudnn | not available") for line in markdown_rows):
+    failures.append(f"markdown: the algorithm that did not run has no row saying why: {markdown_rows!r}")
 if not any("| fftconv-generic |" in line and "2.0000×" in line for line in markdown_rows):
     failures.append(f"markdown: no fftconv-generic row at 2.0000x fftconv's time: {markdown_rows!r}")
 

@@ -4,6 +4,8 @@
 
 #include <cudnn.h>
 
+#include <algorithm>
+#include <memory>
 #include <stdexcept>
 #include <string>
 
@@ -35,10 +37,15 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
 }
 
 // Descriptors for one problem, destroyed in reverse (rule of zero via unique_ptr).
+// The whole operator of problem.hpp: zero padding (ph, pw) in the
+// convolution descriptor, groups (cudnnSetConvolutionGroupCount, the filter
+// [out, in / groups, kh, kw]), rectangular kernels, and a bias tensor
+// [1, out, 1, 1] broadcast over batch, rows and columns.
 struct descriptors {
     std::unique_ptr<std::remove_pointer_t<cudnnHandle_t>, decltype(&cudnnDestroy)> handle{nullptr, cudnnDestroy};
     std::unique_ptr<std::remove_pointer_t<cudnnTensorDescriptor_t>, decltype(&cudnnDestroyTensorDescriptor)>
-        x{nullptr, cudnnDestroyTensorDescriptor}, y{nullptr, cudnnDestroyTensorDescriptor};
+        x{nullptr, cudnnDestroyTensorDescriptor}, y{nullptr, cudnnDestroyTensorDescriptor},
+        bias{nullptr, cudnnDestroyTensorDescriptor};
     std::unique_ptr<std::remove_pointer_t<cudnnFilterDescriptor_t>, decltype(&cudnnDestroyFilterDescriptor)>
         w{nullptr, cudnnDestroyFilterDescriptor};
     std::unique_ptr<std::remove_pointer_t<cudnnConvolutionDescriptor_t>, decltype(&cudnnDestroyConvolutionDescriptor)>
@@ -59,19 +66,32 @@ struct descriptors {
         BENCH_CUDNN_TRY(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(p.batch),
                                                    int(p.out_channels), int(p.out_height()),
                                                    int(p.out_width())));
+        BENCH_CUDNN_TRY(cudnnCreateTensorDescriptor(&t));
+        bias.reset(t);
+        BENCH_CUDNN_TRY(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+                                                   int(p.out_channels), 1, 1));
         cudnnFilterDescriptor_t f;
         BENCH_CUDNN_TRY(cudnnCreateFilterDescriptor(&f));
         w.reset(f);
         BENCH_CUDNN_TRY(cudnnSetFilter4dDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
-                                                   int(p.out_channels), int(p.in_channels),
-                                                   int(p.kernel.height), int(p.kernel.height)));
+                                                   int(p.out_channels), int(p.group_in_channels()),
+                                                   int(p.kernel.height), int(p.kernel.width)));
         cudnnConvolutionDescriptor_t c;
         BENCH_CUDNN_TRY(cudnnCreateConvolutionDescriptor(&c));
         conv.reset(c);
         // F.conv2d is a cross-correlation; FP32 compute; FMA math forbids TF32.
-        BENCH_CUDNN_TRY(cudnnSetConvolution2dDescriptor(c, 0, 0, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
-                                                        CUDNN_DATA_FLOAT));
+        BENCH_CUDNN_TRY(cudnnSetConvolution2dDescriptor(c, int(p.padding.height), int(p.padding.width), 1, 1, 1,
+                                                        1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+        BENCH_CUDNN_TRY(cudnnSetConvolutionGroupCount(c, int(p.groups)));
         BENCH_CUDNN_TRY(cudnnSetConvolutionMathType(c, CUDNN_FMA_MATH));
+        // cuDNN's idea of the output must be ours, or the comparison is void.
+        int n = 0, k = 0, ho = 0, wo = 0;
+        BENCH_CUDNN_TRY(cudnnGetConvolution2dForwardOutputDim(c, x.get(), f, &n, &k, &ho, &wo));
+        if (n != p.batch || k != p.out_channels || ho != p.out_height() || wo != p.out_width())
+            throw std::runtime_error("cuDNN's output " + std::to_string(n) + "x" + std::to_string(k) + "x" +
+                                     std::to_string(ho) + "x" + std::to_string(wo) + " is not the problem's " +
+                                     std::to_string(p.batch) + "x" + std::to_string(p.out_channels) + "x" +
+                                     std::to_string(p.out_height()) + "x" + std::to_string(p.out_width()));
     }
 };
 
@@ -79,13 +99,27 @@ bool strict_fp32(const cudnnConvolutionFwdAlgoPerf_t& r) {
     return r.status == CUDNN_STATUS_SUCCESS && r.mathType == CUDNN_FMA_MATH;
 }
 
+// One call of the peer: cudnnConvolutionForward (y = conv(x, w)), then, when
+// there is a bias, cudnnAddTensor (y += bias, broadcast over [B, ., Ho, Wo]).
+// Both run inside the timed region: the peer's time is the whole operator's,
+// as fftconv's is.
+//
+// Why not cudnnConvolutionBiasActivationForward, which fuses the bias into
+// the convolution: without an activation it needs CUDNN_ACTIVATION_IDENTITY,
+// which cuDNN supports only with CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM.
+// Both peers would then be confined to that one algorithm, and
+// "cudnn_fastest" would no longer be the fastest algorithm cuDNN has (FFT,
+// Winograd, ... on these shapes). The separate add is also what PyTorch runs
+// for F.conv2d(x, w, bias) on cuDNN (the convolution, then output.add_(bias)).
+// The algorithm search (cudnnFind...) times the convolution alone; the add
+// is the same for every algorithm, so it does not change the ranking.
 algorithm_result run_algorithm(const char* name, const descriptors& d, const problem& p,
                                cudnnConvolutionFwdAlgo_t algo, const float* x, const float* w,
-                               float* y, const std::vector<double>& exact, int repetitions,
-                               const l2_flusher* flusher, cudaStream_t stream) {
+                               const float* bias, float* y, const std::vector<double>& exact,
+                               int repetitions, const l2_flusher* flusher, cudaStream_t stream) {
     algorithm_result r;
     r.name = name;
-    r.detail = algo_name(algo);
+    r.detail = std::string(algo_name(algo)) + (bias != nullptr ? " + AddTensor" : "");
     std::size_t bytes = 0;
     BENCH_CUDNN_TRY(cudnnGetConvolutionForwardWorkspaceSize(d.handle.get(), d.x.get(), d.w.get(),
                                                             d.conv.get(), d.y.get(), algo, &bytes));
@@ -96,6 +130,8 @@ algorithm_result run_algorithm(const char* name, const descriptors& d, const pro
         BENCH_CUDNN_TRY(cudnnConvolutionForward(d.handle.get(), &one, d.x.get(), x, d.w.get(), w,
                                                 d.conv.get(), algo, workspace.data(), bytes, &zero,
                                                 d.y.get(), y));
+        if (bias != nullptr)
+            BENCH_CUDNN_TRY(cudnnAddTensor(d.handle.get(), &one, d.bias.get(), bias, &one, d.y.get(), y));
     };
     reference::fill_nan(y, p.output_elements(), stream);
     call();  // warm-up, and the output we check
@@ -106,47 +142,80 @@ algorithm_result run_algorithm(const char* name, const descriptors& d, const pro
     return r;
 }
 
+// A row that says why a peer has no figures.
+algorithm_result not_run(const char* name, const std::string& why) {
+    algorithm_result r;
+    r.name = name;
+    r.detail = why;
+    return r;
+}
+
 }  // namespace
 
 bool cudnn_available() { return true; }
 
 std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, const float* w,
-                                              float* y, const std::vector<double>& exact,
+                                              const float* bias, float* y, const std::vector<double>& exact,
                                               int repetitions, const l2_flusher* flusher,
                                               cudaStream_t stream) {
+    // A peer that fails (cuDNN refuses the configuration, runs out of
+    // memory, ...) gives a row that says so, and the run goes on.
     std::vector<algorithm_result> results;
-    const descriptors d(p, stream);
+    const auto attempt = [&](const char* name, const auto& run) {
+        try {
+            results.push_back(run());
+        } catch (const std::exception& e) {
+            results.push_back(not_run(name, std::string("failed: ") + e.what()));
+        }
+    };
+    std::unique_ptr<descriptors> made;
+    try {
+        made = std::make_unique<descriptors>(p, stream);
+    } catch (const std::exception& e) {
+        for (const char* name : {"cudnn_deterministic", "cudnn_fastest"})
+            results.push_back(not_run(name, std::string("failed: ") + e.what()));
+        return results;
+    }
+    const descriptors& d = *made;
     constexpr int most = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
-    cudnnConvolutionFwdAlgoPerf_t perf[most];
-    int found = 0;
 
     // Deterministic mode: the first deterministic, strict-FP32 algorithm of
     // the heuristics' ranking.
-    BENCH_CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(d.handle.get(), d.x.get(), d.w.get(),
-                                                           d.conv.get(), d.y.get(), most, &found, perf));
-    for (int i = 0; i < found; ++i) {
-        if (strict_fp32(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC) {
-            progress(std::string("  cuDNN deterministic (") + algo_name(perf[i].algo) + "): " +
-                     std::to_string(repetitions) + " timed calls");
-            results.push_back(run_algorithm("cudnn_deterministic", d, p, perf[i].algo, x, w, y, exact,
-                                            repetitions, flusher, stream));
-            break;
+    attempt("cudnn_deterministic", [&] {
+        cudnnConvolutionFwdAlgoPerf_t perf[most];
+        int found = 0;
+        BENCH_CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(d.handle.get(), d.x.get(), d.w.get(),
+                                                               d.conv.get(), d.y.get(), most, &found, perf));
+        for (int i = 0; i < found; ++i) {
+            if (strict_fp32(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC) {
+                progress(std::string("  cuDNN deterministic (") + algo_name(perf[i].algo) + "): " +
+                         std::to_string(repetitions) + " timed calls");
+                return run_algorithm("cudnn_deterministic", d, p, perf[i].algo, x, w, bias, y, exact,
+                                     repetitions, flusher, stream);
+            }
         }
-    }
+        return not_run("cudnn_deterministic", "none of the " + std::to_string(found) +
+                                                  " algorithms cuDNN's heuristics rank is deterministic strict FP32");
+    });
 
     // The fastest strict-FP32 algorithm cuDNN's own measurement finds.
-    progress("  cuDNN algorithm search (cudnnFindConvolutionForwardAlgorithm runs every algorithm)");
-    BENCH_CUDNN_TRY(cudnnFindConvolutionForwardAlgorithm(d.handle.get(), d.x.get(), d.w.get(),
-                                                         d.conv.get(), d.y.get(), most, &found, perf));
-    for (int i = 0; i < found; ++i) {  // sorted by time
-        if (strict_fp32(perf[i])) {
-            progress(std::string("  cuDNN fastest (") + algo_name(perf[i].algo) + "): " +
-                     std::to_string(repetitions) + " timed calls");
-            results.push_back(run_algorithm("cudnn_fastest", d, p, perf[i].algo, x, w, y, exact,
-                                            repetitions, flusher, stream));
-            break;
+    attempt("cudnn_fastest", [&] {
+        cudnnConvolutionFwdAlgoPerf_t perf[most];
+        int found = 0;
+        progress("  cuDNN algorithm search (cudnnFindConvolutionForwardAlgorithm runs every algorithm)");
+        BENCH_CUDNN_TRY(cudnnFindConvolutionForwardAlgorithm(d.handle.get(), d.x.get(), d.w.get(),
+                                                             d.conv.get(), d.y.get(), most, &found, perf));
+        for (int i = 0; i < found; ++i) {  // sorted by time
+            if (strict_fp32(perf[i])) {
+                progress(std::string("  cuDNN fastest (") + algo_name(perf[i].algo) + "): " +
+                         std::to_string(repetitions) + " timed calls");
+                return run_algorithm("cudnn_fastest", d, p, perf[i].algo, x, w, bias, y, exact, repetitions,
+                                     flusher, stream);
+            }
         }
-    }
+        return not_run("cudnn_fastest",
+                       "no strict-FP32 algorithm succeeded in cuDNN's search of " + std::to_string(found));
+    });
     return results;
 }
 
@@ -156,8 +225,8 @@ std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, 
 
 namespace fftconv::bench {
 bool cudnn_available() { return false; }
-std::vector<algorithm_result> run_cudnn_peers(const problem&, const float*, const float*, float*,
-                                              const std::vector<double>&, int, const l2_flusher*,
+std::vector<algorithm_result> run_cudnn_peers(const problem&, const float*, const float*, const float*,
+                                              float*, const std::vector<double>&, int, const l2_flusher*,
                                               cudaStream_t) {
     return {};
 }

@@ -15,10 +15,13 @@ namespace fftconv::bench {
 // True when the bench was built with cuDNN.
 bool cudnn_available();
 
-// Runs both cuDNN peers on device buffers x, w (inputs) and y (output),
-// checking each against `exact` (host, float64). Empty without cuDNN.
+// Runs both cuDNN peers on device buffers x, w, bias (inputs; bias
+// out_channels floats, or null for none) and y (output), checking each
+// against `exact` (host, float64, bias included). The whole operator:
+// padding, groups, rectangular kernels, and the bias as a cudnnAddTensor
+// after the convolution, timed as part of the call. Empty without cuDNN.
 std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, const float* w,
-                                              float* y, const std::vector<double>& exact,
+                                              const float* bias, float* y, const std::vector<double>& exact,
                                               int repetitions, const l2_flusher* flusher,
                                               cudaStream_t stream);
 

@@ -1,9 +1,11 @@
-// bench/main.cu — fftconv-bench: fftconv on the leaderboard shapes (or your
-// own), verified against the float64 oracle and timed against cuDNN. Every
-// shape that runs a compiled configuration is also timed on the generic path
-// forced to the same tile extent (row "fftconv-generic", unless --no-generic):
-// the same algorithm with runtime geometry, so the two rows measure what the
-// compile-time specialisation gains.
+// bench/main.cu — fftconv-bench: fftconv on a suite of shapes (--suite: the
+// leaderboard, or depthwise 'same' convolutions with a bias) or your own
+// (--shape), the whole operator (padding, groups, bias), verified against the
+// float64 oracle and timed against cuDNN. Every shape that runs a compiled
+// configuration (groups 1, a square kernel) is also timed on the generic
+// path forced to the same tile extent (row "fftconv-generic", unless
+// --no-generic): the same algorithm with runtime geometry, so the two rows
+// measure what the compile-time specialisation gains.
 #include <cublas_v2.h>
 #include <cufft.h>
 
@@ -19,10 +21,10 @@
 #include "cudnn_peer.hpp"
 #include "fftconv/detail/check.hpp"
 #include "fftconv/fftconv.hpp"
-#include "leaderboard.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 #include "report.hpp"
+#include "suites.hpp"
 
 #ifdef FFTCONV_HAVE_CUDNN
 #include <cudnn.h>
@@ -55,6 +57,7 @@ bench::run_info describe(const options& o, int device, const bench::l2_flusher& 
 #else
     info.cudnn = "not built";
 #endif
+    info.suite = o.suite;
     info.commit = o.commit;
     const std::time_t now = std::time(nullptr);
     char date[32];
@@ -77,10 +80,11 @@ std::size_t free_device_bytes() {
 constexpr const char* generic_row = "fftconv-generic";
 
 // fftconv on one shape in a fresh context (so its memory is this shape's
-// alone); forced_tile > 0 forces the generic path at that tile extent. The
-// decision it ran under goes to *decision when that is non-null.
+// alone), adding `bias` (null: none); forced_tile > 0 forces the generic path
+// at that tile extent. The decision it ran under goes to *decision when that
+// is non-null.
 bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const float* x, const float* w,
-                                    float* y, const std::vector<double>& exact, const options& o,
+                                    const float* bias, float* y, const std::vector<double>& exact, const options& o,
                                     const bench::l2_flusher* flusher, cudaStream_t stream,
                                     dispatch_decision* decision = nullptr) {
     bench::algorithm_result r;
@@ -98,9 +102,9 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
     std::unique_ptr<filter_spectrum> spectrum;
     if (o.reuse_filter) {
         spectrum = std::make_unique<filter_spectrum>(ctx.transform_filter(p, w));
-        call = [&] { ctx.conv2d(p, x, *spectrum, y); };
+        call = [&] { ctx.conv2d(p, x, *spectrum, bias, y); };
     } else {
-        call = [&] { ctx.conv2d(p, x, w, y); };
+        call = [&] { ctx.conv2d(p, x, w, bias, y); };
     }
     call();  // warm-up: plans, workspace; and the output we check
     FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
@@ -111,13 +115,29 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
     return r;
 }
 
+// run() (a run_fftconv), or, when it throws, a row named `name` that did not
+// run and says why: one shape's failure (the pipeline refuses it, runs out of
+// memory) leaves the other shapes' figures. An error that leaves the device
+// unusable ends the run at the next CUDA call, as before.
+template <class Run>
+bench::algorithm_result attempt(const std::string& name, const Run& run) {
+    try {
+        return run();
+    } catch (const std::exception& e) {
+        bench::progress("  " + name + " FAILED: " + e.what());
+        bench::algorithm_result r;
+        r.name = name;
+        r.detail = std::string("FAILED: ") + e.what();
+        return r;
+    }
+}
+
 // The compiled configuration `p` runs at tile extent T: the first table entry
-// with its kernel extent, in = out channels and T (dispatch.hpp's rule).
+// that matches it (dispatch.hpp's rule: square kernel K, in = out channels,
+// groups 1) with T.
 const tile_config* compiled_entry(const problem& p, int tile_extent) {
     for (const tile_config& c : compiled_configs())
-        if (c.kernel_extent == p.kernel.height && c.channels == p.in_channels &&
-            c.channels == p.out_channels && c.tile_extent == tile_extent)
-            return &c;
+        if (matches(c, p) && c.tile_extent == tile_extent) return &c;
     return nullptr;
 }
 
@@ -150,53 +170,52 @@ int main(int argc, char** argv) {
         const bench::run_info info = describe(o, device, flusher);
 
         std::vector<bench::shape_result> results;
-        std::vector<std::pair<std::string, problem>> todo;
-        std::vector<std::uint64_t> seeds;
-        if (o.shapes.empty()) {
-            for (const auto& s : reference::leaderboard) {
-                todo.emplace_back(s.role, s.as_problem());
-                seeds.push_back(s.seed);
-            }
-        } else {
-            for (std::size_t i = 0; i < o.shapes.size(); ++i) {
-                todo.emplace_back("custom", o.shapes[i]);
-                seeds.push_back(1000 + i);
-            }
-        }
+        const std::vector<bench::run_shape> todo = bench::shapes_to_run(o);
 
         bool all_pass = true;
         std::vector<tile_config> compared;  // compiled configurations timed against the generic path
         for (std::size_t i = 0; i < todo.size(); ++i) {
-            const problem& p = todo[i].second;
+            const problem& p = todo[i].shape;
+            const std::uint64_t seed = todo[i].seed;
             validate(p);
             bench::progress("[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] " +
-                            to_string(p) + ": inputs and the float64 reference");
-            bench::shape_result sr{todo[i].first, p, seeds[i], {}};
+                            to_string(p) + (todo[i].bias ? " +bias" : "") + ": inputs and the float64 reference");
+            bench::shape_result sr{todo[i].role, p, todo[i].bias, seed, {}};
             auto x = reference::make_device_array<float>(p.input_elements());
             auto w = reference::make_device_array<float>(p.filter_elements());
             auto y = reference::make_device_array<float>(p.output_elements());
-            reference::fill_normal(x.data(), x.size, seeds[i], stream);
-            reference::fill_normal(w.data(), w.size, seeds[i] ^ 0x5deece66dull, stream);
+            reference::fill_normal(x.data(), x.size, seed, stream);
+            reference::fill_normal(w.data(), w.size, seed ^ 0x5deece66dull, stream);
+            // The bias, when the shape has one: normal(0, 1), its own seed.
+            reference::device_array<float> bias_memory;
+            if (todo[i].bias) {
+                bias_memory = reference::make_device_array<float>(p.out_channels);
+                reference::fill_normal(bias_memory.data(), bias_memory.size, seed ^ 0xb1a5ull, stream);
+            }
+            const float* bias = todo[i].bias ? bias_memory.data() : nullptr;
             std::vector<double> exact;
             {
                 auto exact_device = reference::make_device_array<double>(p.output_elements());
-                reference::direct_conv_gpu(p, x.data(), w.data(), exact_device.data(), stream);
+                reference::direct_conv_gpu(p, x.data(), w.data(), exact_device.data(), stream, bias);
                 FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
                 exact = reference::to_host(exact_device.data(), exact_device.size);
             }
             if (o.tile_sweep.empty()) {
                 bench::progress("  fftconv: " + std::to_string(o.repetitions) + " timed calls");
                 dispatch_decision d{};
-                sr.algorithms.push_back(
-                    run_fftconv(p, 0, x.data(), w.data(), y.data(), exact, o, flush, stream, &d));
-                if (o.compare_generic && d.path == path_kind::compiled) {
+                sr.algorithms.push_back(attempt("fftconv", [&] {
+                    return run_fftconv(p, 0, x.data(), w.data(), bias, y.data(), exact, o, flush, stream, &d);
+                }));
+                if (o.compare_generic && sr.algorithms.back().ran && d.path == path_kind::compiled) {
                     // Same inputs, same reference, same tile extent; runtime geometry.
                     const int t = d.geometry.tile_extent();
                     bench::progress("  fftconv, generic path forced to the compiled T=" + std::to_string(t) +
                                     ": " + std::to_string(o.repetitions) + " timed calls");
-                    auto r = run_fftconv(p, t, x.data(), w.data(), y.data(), exact, o, flush, stream);
+                    auto r = attempt(generic_row, [&] {
+                        return run_fftconv(p, t, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
+                    });
                     r.name = generic_row;
-                    r.detail += " (forced)";
+                    if (r.ran) r.detail += " (forced)";
                     sr.algorithms.push_back(std::move(r));
                     const tile_config* c = compiled_entry(p, t);
                     if (c != nullptr && std::find(compared.begin(), compared.end(), *c) == compared.end())
@@ -204,7 +223,7 @@ int main(int argc, char** argv) {
                 }
                 if (o.cudnn) {
                     if (bench::cudnn_available()) {
-                        for (auto& r : bench::run_cudnn_peers(p, x.data(), w.data(), y.data(), exact,
+                        for (auto& r : bench::run_cudnn_peers(p, x.data(), w.data(), bias, y.data(), exact,
                                                               o.repetitions, flush, stream))
                             sr.algorithms.push_back(std::move(r));
                     } else {
@@ -216,15 +235,18 @@ int main(int argc, char** argv) {
                 }
             } else {
                 for (int t : o.tile_sweep) {
-                    if (t < p.kernel.height) continue;
+                    if (t < std::max(p.kernel.height, p.kernel.width)) continue;  // a T x T tile holds the kernel
                     bench::progress("  fftconv, tile extent " + std::to_string(t));
-                    auto r = run_fftconv(p, t, x.data(), w.data(), y.data(), exact, o, flush, stream);
-                    r.name = "fftconv_T" + std::to_string(t);
+                    const std::string name = "fftconv_T" + std::to_string(t);
+                    auto r = attempt(name, [&] {
+                        return run_fftconv(p, t, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
+                    });
+                    r.name = name;
                     sr.algorithms.push_back(std::move(r));
                 }
             }
-            for (const auto& a : sr.algorithms)
-                if (a.ran && a.name.rfind("fftconv", 0) == 0 && !a.accuracy.passes()) all_pass = false;
+            for (const auto& a : sr.algorithms)  // an fftconv row fails by missing the bar or by not running
+                if (a.name.rfind("fftconv", 0) == 0 && !(a.ran && a.accuracy.passes())) all_pass = false;
             results.push_back(std::move(sr));
         }
 
@@ -247,7 +269,7 @@ int main(int argc, char** argv) {
                     o.out_prefix.c_str());
         (void)cudaStreamDestroy(stream);
         if (!all_pass) {
-            std::printf("\n*** ACCURACY CHECK FAILED: fftconv missed the bar on at least one shape (see above) ***\n");
+            std::printf("\n*** ACCURACY CHECK FAILED: fftconv missed the bar or failed on at least one shape (see above) ***\n");
             return 1;
         }
         return 0;

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string_view>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -21,22 +22,91 @@ namespace {
     std::exit(usage_error);
 }
 
-// "B,Cin,Cout,H,W,K" -> problem; every field an integer, nothing else.
-problem parse_shape(const std::string& text) {
-    std::int64_t v[6];
-    std::string_view rest = text;
-    for (int i = 0; i < 6; ++i) {
-        const std::size_t comma = rest.find(',');
-        const std::string_view item = rest.substr(0, comma);
-        const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), v[i]);
-        if (item.empty() || error != std::errc{} || end != item.data() + item.size())
-            fail("--shape '" + text + "': '" + std::string(item) +
-                 "' is not an integer (expected B,Cin,Cout,H,W,K: six integers)");
-        if ((comma == std::string_view::npos) != (i == 5))
-            fail("--shape '" + text + "': expected six comma-separated integers B,Cin,Cout,H,W,K");
-        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+// The --shape syntax, for --help and error messages.
+constexpr const char* shape_syntax = "B,Cin,Cout,H,W,K[,pad=P][,groups=G][,bias]";
+
+// An integer, all of `item` (from_chars: no sign but '-', no spaces).
+bool parse_integer(std::string_view item, std::int64_t& value) {
+    const auto [end, error] = std::from_chars(item.data(), item.data() + item.size(), value);
+    return !item.empty() && error == std::errc{} && end == item.data() + item.size();
+}
+
+// "N" -> {N, N}; "AxB" -> {A, B}.
+bool parse_extent(std::string_view item, extent2d& value) {
+    const std::size_t x = item.find('x');
+    if (x == std::string_view::npos) {
+        std::int64_t both = 0;
+        if (!parse_integer(item, both)) return false;
+        value = extent2d{both};
+        return true;
     }
-    return problem{v[0], v[1], v[2], v[3], v[4], v[5]};
+    return parse_integer(item.substr(0, x), value.height) && parse_integer(item.substr(x + 1), value.width);
+}
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+    std::vector<std::string_view> items;
+    for (;;) {
+        const std::size_t at = text.find(separator);
+        items.push_back(text.substr(0, at));
+        if (at == std::string_view::npos) return items;
+        text.remove_prefix(at + 1);
+    }
+}
+
+// --shape: six sizes B,Cin,Cout,H,W,K (K an integer, K x K, or KHxKW), then
+// options in any order, each at most once:
+//   pad=P | pad=PHxPW | pad=same   zeros on each side (same: (K - 1) / 2 per axis)
+//   groups=G | groups=dw           dw: groups = Cin (depthwise)
+//   bias                           the call adds a bias
+// Only the syntax is checked here; check_before_running validates the problem.
+shape_option parse_shape(const std::string& text) {
+    const std::vector<std::string_view> items = split(text, ',');
+    const auto bad = [&](const std::string& why) {
+        fail("--shape '" + text + "': " + why + " (expected " + shape_syntax + ")");
+    };
+    if (items.size() < 6) bad("fewer than six sizes");
+    std::int64_t v[5];
+    const char* names[] = {"B", "Cin", "Cout", "H", "W"};
+    for (int i = 0; i < 5; ++i)
+        if (!parse_integer(items[i], v[i]))
+            bad(std::string(names[i]) + " = '" + std::string(items[i]) + "' is not an integer");
+    extent2d kernel;
+    if (!parse_extent(items[5], kernel))
+        bad("K = '" + std::string(items[5]) + "' is neither an integer K nor KHxKW");
+    shape_option s{problem{.batch = v[0], .in_channels = v[1], .out_channels = v[2], .height = v[3],
+                           .width = v[4], .kernel = kernel},
+                   false, text};
+    bool seen_pad = false, seen_groups = false;
+    for (std::size_t i = 6; i < items.size(); ++i) {
+        const std::string_view item = items[i];
+        const std::size_t eq = item.find('=');
+        const std::string key(item.substr(0, eq));
+        const std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+        bool& seen = key == "pad" ? seen_pad : seen_groups;
+        if (key == "pad" || key == "groups") {
+            if (eq == std::string_view::npos) bad("'" + key + "' needs a value: " + key + "=...");
+            if (seen) bad("'" + key + "' given twice");
+            seen = true;
+        }
+        if (key == "pad") {
+            if (value == "same") s.shape.padding = same_padding(kernel);
+            else if (!parse_extent(value, s.shape.padding))
+                bad("pad = '" + std::string(value) + "' is none of P, PHxPW, same");
+        } else if (key == "groups") {
+            if (value == "dw") s.shape.groups = s.shape.in_channels;
+            else if (!parse_integer(value, s.shape.groups))
+                bad("groups = '" + std::string(value) + "' is neither an integer nor dw");
+        } else if (key == "bias") {
+            if (eq != std::string_view::npos) bad("'bias' takes no value");
+            if (s.bias) bad("'bias' given twice");
+            s.bias = true;
+        } else {
+            std::int64_t ignored = 0;
+            if (parse_integer(item, ignored)) bad("'" + std::string(item) + "': more than six sizes");
+            bad("unknown option '" + std::string(item) + "' (options: pad=, groups=, bias)");
+        }
+    }
+    return s;
 }
 
 void check_writable(const std::string& path) {
@@ -57,14 +127,29 @@ options parse_options(int argc, char** argv) {
     options o;
     o.commit = build_commit;
     CLI::App app{
-        "fftconv-bench: fftconv on the 10 leaderboard shapes (or --shape ones), checked against a "
-        "float64 direct convolution and timed against cuDNN's strict-FP32 algorithms. Writes "
-        "PREFIX.json, PREFIX.md and PREFIX.svg.",
+        "fftconv-bench: fftconv on a suite of shapes (or --shape ones), the whole conv2d operator "
+        "(padding, groups, bias where the shape has them), checked against a float64 direct "
+        "convolution and timed against cuDNN's strict-FP32 algorithms. Writes PREFIX.json, "
+        "PREFIX.md and PREFIX.svg.",
         "fftconv-bench"};
     std::vector<std::string> shapes;
+    CLI::Option* suite =
+        app.add_option("--suite", o.suite,
+                       "The shapes to run: leaderboard (the 10 leaderboard shapes: dense, square, unpadded, no "
+                       "bias) or depthwise (7 depthwise 'same' convolutions with a bias: B,C,H=W,K = "
+                       "64,128,56,31 64,256,28,29 64,512,14,27 64,1024,7,13 32,128,56,51 32,256,28,49 "
+                       "8,64,256,31; Cout = groups = C, padding K/2)")
+            ->check(CLI::IsMember(suite_names))
+            ->type_name("NAME")
+            ->capture_default_str();
     app.add_option("--shape", shapes,
-                   "A custom shape B,Cin,Cout,H,W,K instead of the leaderboard (repeatable)")
-        ->type_name("B,Cin,Cout,H,W,K");
+                   "A custom shape instead of a suite (repeatable). Six sizes: batch, in and out channels, "
+                   "height, width, kernel (K for K x K, or KHxKW, e.g. 13x3); then, in any order: pad=P "
+                   "(P zeros on each side), pad=PHxPW (rows above and below, columns left and right), "
+                   "pad=same ((K-1)/2 on each axis), groups=G or groups=dw (G = Cin), bias. "
+                   "E.g. 64,128,128,56,56,31,pad=same,groups=dw,bias")
+        ->type_name(shape_syntax)
+        ->excludes(suite);
     app.add_option("--reps", o.repetitions, "Timed calls per algorithm and shape")
         ->check(CLI::Range(1, max_repetitions))
         ->capture_default_str();
@@ -76,7 +161,7 @@ options parse_options(int argc, char** argv) {
                  "Skip the generic-path comparison (by default every shape on a compiled configuration is "
                  "also timed on the generic path forced to the same tile extent: row fftconv-generic)");
     app.add_option("--tiles", o.tile_sweep,
-                   "Sweep: fftconv on the generic path with each forced tile extent (T >= K; others skipped)")
+                   "Sweep: fftconv on the generic path with each forced tile extent (T >= KH and KW; others skipped)")
         ->delimiter(',')
         ->check(CLI::Range(1, 1 << 16))
         ->type_name("T1,T2,...");
@@ -98,19 +183,34 @@ options parse_options(int argc, char** argv) {
     o.cudnn = !no_cudnn;
     o.compare_generic = !no_generic;
     for (const std::string& s : shapes) o.shapes.push_back(parse_shape(s));
+    if (!o.shapes.empty()) o.suite = "custom";
     return o;
 }
 
+std::vector<run_shape> shapes_to_run(const options& o) {
+    if (o.shapes.empty()) return suite_shapes(o.suite);
+    std::vector<run_shape> shapes;
+    for (std::size_t i = 0; i < o.shapes.size(); ++i)
+        shapes.push_back({"custom", o.shapes[i].shape, o.shapes[i].bias, 1000 + i});
+    return shapes;
+}
+
 void check_before_running(const options& o) {
-    for (const problem& p : o.shapes) {
+    for (const shape_option& s : o.shapes) {
         try {
-            validate(p);
+            validate(s.shape);
         } catch (const error& e) {
-            fail(std::string("--shape ") + std::to_string(p.batch) + "," + std::to_string(p.in_channels) + "," +
-                 std::to_string(p.out_channels) + "," + std::to_string(p.height) + "," +
-                 std::to_string(p.width) + "," + std::to_string(p.kernel.height) + ": " + e.what());
+            fail("--shape '" + s.text + "': " + e.what());
         }
     }
+    if (o.shapes.empty())
+        for (const run_shape& s : suite_shapes(o.suite)) {  // valid by construction; this keeps them so
+            try {
+                validate(s.shape);
+            } catch (const error& e) {
+                fail("--suite " + o.suite + ": " + to_string(s.shape) + ": " + e.what());
+            }
+        }
     for (const char* suffix : {".json", ".md", ".svg"}) check_writable(o.out_prefix + suffix);
 }
 

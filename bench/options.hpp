@@ -6,11 +6,21 @@
 #include <vector>
 
 #include "fftconv/problem.hpp"
+#include "suites.hpp"
 
 namespace fftconv::bench {
 
+// One --shape: the problem, whether the call has a bias, and the text it was
+// given as (error messages quote it).
+struct shape_option {
+    problem shape;
+    bool bias = false;
+    std::string text;
+};
+
 struct options {
-    std::vector<problem> shapes;  // empty: the leaderboard
+    std::string suite = suite_leaderboard;  // --suite; "custom" when --shape is given
+    std::vector<shape_option> shapes;  // --shape (excludes --suite); empty: the suite's
     std::vector<int> tile_sweep;  // non-empty: time fftconv at each forced tile extent
     int repetitions = 100;
     bool flush = true;
@@ -36,6 +46,10 @@ inline constexpr int usage_error = 2;
 // a malformed or out-of-range option prints what was wrong on stderr and
 // exits with usage_error.
 options parse_options(int argc, char** argv);
+
+// The shapes to run: the --shape ones (role "custom", seeds 1000, 1001, ...)
+// or the suite's.
+std::vector<run_shape> shapes_to_run(const options& o);
 
 // Validates every shape (fftconv::validate) and checks that PREFIX.json,
 // .md and .svg can be written, before any GPU work; on failure prints what

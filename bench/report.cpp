@@ -13,13 +13,35 @@
 namespace fftconv::bench {
 namespace {
 
+// "56x56 K31 C128 B64 dw pad15 +bias": image, kernel (KHxKW when not
+// square), channels (Cin->Cout when they differ), batch, then only what is
+// not the default: dw (groups = Cin) or gG, padding (PHxPW when the axes
+// differ), +bias.
 std::string shape_label(const shape_result& s) {
     const problem& p = s.shape;
     std::ostringstream o;
-    o << p.height << "x" << p.width << " K" << p.kernel.height << " C" << p.in_channels;
+    o << p.height << "x" << p.width << " K" << p.kernel.height;
+    if (p.kernel.width != p.kernel.height) o << "x" << p.kernel.width;
+    o << " C" << p.in_channels;
     if (p.out_channels != p.in_channels) o << "->" << p.out_channels;
     o << " B" << p.batch;
+    if (p.groups != 1) {
+        if (p.groups == p.in_channels) o << " dw";
+        else o << " g" << p.groups;
+    }
+    if (p.padding != extent2d{0}) {
+        o << " pad" << p.padding.height;
+        if (p.padding.width != p.padding.height) o << "x" << p.padding.width;
+    }
+    if (s.bias) o << " +bias";
     return o.str();
+}
+
+// The widest shape label, for the stdout table and the SVG's left margin.
+std::size_t label_width(const std::vector<shape_result>& shapes) {
+    std::size_t w = 0;
+    for (const auto& s : shapes) w = std::max(w, shape_label(s).size());
+    return w;
 }
 
 const algorithm_result* find(const shape_result& s, const std::string& name) {
@@ -134,22 +156,24 @@ std::vector<summary_row> summarize(const std::vector<shape_result>& shapes) {
 }
 
 void print_table(const run_info& info, const std::vector<shape_result>& shapes) {
-    std::printf("\nfftconv-bench on %s (driver %s, CUDA runtime %s), commit %s\n", info.gpu.c_str(),
-                info.driver.c_str(), info.cuda_runtime.c_str(), info.commit.c_str());
+    std::printf("\nfftconv-bench, suite %s, on %s (driver %s, CUDA runtime %s), commit %s\n",
+                info.suite.c_str(), info.gpu.c_str(), info.driver.c_str(), info.cuda_runtime.c_str(),
+                info.commit.c_str());
     std::printf("%d timed calls per algorithm and shape, %s, %s\n\n", info.repetitions,
                 info.l2_flush ? "L2 flushed before each" : "L2 NOT flushed",
                 info.reuse_filter ? "filter transformed once and reused" : "fresh filter FFT in every call");
-    std::printf("%-24s %-20s %-26s %9s %9s %9s %10s %8s %9s %8s\n", "shape", "algorithm", "detail",
+    const int lw = int(std::max<std::size_t>(24, label_width(shapes)));
+    std::printf("%-*s %-20s %-26s %9s %9s %9s %10s %8s %9s %8s\n", lw, "shape", "algorithm", "detail",
                 "mean ms", "median", "min", "rel L2", "worst", "peak MiB", "speedup");
     for (const auto& s : shapes) {
         const algorithm_result* ours = find(s, "fftconv");
         for (const auto& a : s.algorithms) {
             if (!a.ran) {
-                std::printf("%-24s %-20s %s\n", shape_label(s).c_str(), a.name.c_str(), a.detail.c_str());
+                std::printf("%-*s %-20s %s\n", lw, shape_label(s).c_str(), a.name.c_str(), a.detail.c_str());
                 continue;
             }
             const double speedup = ours ? a.time.mean_ms / ours->time.mean_ms : 0;
-            std::printf("%-24s %-20s %-26s %9.4f %9.4f %9.4f %10.3g %8.3f %9.1f %7.2fx%s\n",
+            std::printf("%-*s %-20s %-26s %9.4f %9.4f %9.4f %10.3g %8.3f %9.1f %7.2fx%s\n", lw,
                         shape_label(s).c_str(), a.name.c_str(), a.detail.c_str(), a.time.mean_ms,
                         a.time.median_ms, a.time.min_ms, a.accuracy.relative_l2,
                         a.accuracy.worst_fraction, double(a.peak_bytes) / (1 << 20), speedup,
@@ -167,6 +191,8 @@ void write_json(const std::string& path, const run_info& info, const std::vector
     using json = nlohmann::ordered_json;
     json out = {
         {"tool", "fftconv-bench"},
+        {"schema_version", 2},
+        {"suite", info.suite},
         {"gpu", info.gpu},
         {"driver", info.driver},
         {"cuda_runtime", info.cuda_runtime},
@@ -209,10 +235,14 @@ void write_json(const std::string& path, const run_info& info, const std::vector
             }
             algorithms.push_back(entry);
         }
-        shape_list.push_back({{"role", s.role}, {"batch", p.batch}, {"in_channels", p.in_channels},
-                              {"out_channels", p.out_channels}, {"height", p.height}, {"width", p.width},
-                              {"kernel_extent", p.kernel.height}, {"seed", s.seed},
-                              {"algorithms", algorithms}});
+        json shape = {{"role", s.role}, {"batch", p.batch}, {"in_channels", p.in_channels},
+                      {"out_channels", p.out_channels}, {"height", p.height}, {"width", p.width}};
+        if (p.kernel.height == p.kernel.width) shape["kernel_extent"] = p.kernel.height;  // schema 1's key
+        shape.update(json{{"kernel_height", p.kernel.height}, {"kernel_width", p.kernel.width},
+                          {"padding_height", p.padding.height}, {"padding_width", p.padding.width},
+                          {"groups", p.groups}, {"bias", s.bias}, {"seed", s.seed},
+                          {"algorithms", algorithms}});
+        shape_list.push_back(shape);
     }
     out["shapes"] = shape_list;
     json summary = json::array();
@@ -228,21 +258,27 @@ void write_json(const std::string& path, const run_info& info, const std::vector
 
 void write_markdown(const std::string& path, const run_info& info, const std::vector<shape_result>& shapes) {
     std::ofstream f = open_or_throw(path);
-    f << "fftconv-bench on " << markdown_text(info.gpu) << ", driver " << info.driver << ", CUDA " << info.cuda_runtime
+    f << "fftconv-bench, suite " << markdown_text(info.suite) << ", on " << markdown_text(info.gpu) << ", driver " << info.driver << ", CUDA " << info.cuda_runtime
       << ", cuFFT " << info.cufft << ", cuBLAS " << info.cublas << ", cuDNN " << info.cudnn
       << ", commit `" << markdown_text(info.commit) << "`, " << info.date << ". " << info.repetitions
       << " timed calls each, " << (info.l2_flush ? "L2 flushed before every call" : "no L2 flush")
       << ", " << (info.reuse_filter ? "filter transformed once" : "filter FFT in every call")
       << ". Accuracy against a float64 direct convolution: relative L2 (≤ " << number(reference::max_relative_l2)
       << " passes), and the worst element as a fraction of " << number(reference::absolute_tolerance) << " + "
-      << number(reference::relative_tolerance) << "·|exact| (≤ 1 passes).\n\n";
-    f << "| shape (H×W K C B) | algorithm | detail | mean ms | median ms | min ms | rel L2 | worst | peak MiB | fftconv speedup |\n";
+      << number(reference::relative_tolerance) << "·|exact| (≤ 1 passes). Every algorithm computes the "
+      << "whole operator: padding, groups and bias where the shape has them (dw: groups = C; pad: zeros "
+      << "on each side; +bias: a bias added).\n\n";
+    f << "| shape (H×W K C B, groups, padding, bias) | algorithm | detail | mean ms | median ms | min ms | rel L2 | worst | peak MiB | fftconv speedup |\n";
     f << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
-    char buf[512];
+    char buf[1024];
     for (const auto& s : shapes) {
         const algorithm_result* ours = find(s, "fftconv");
         for (const auto& a : s.algorithms) {
-            if (!a.ran) continue;
+            if (!a.ran) {  // no figures: why, in the detail cell
+                f << "| " << markdown_text(shape_label(s)) << " | " << markdown_text(a.name) << " | "
+                  << markdown_text(a.detail) << " | | | | | | | |\n";
+                continue;
+            }
             std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.4f | %.4f | %.4f | %.2g | %.3f%s | %.1f | %s |\n",
                           shape_label(s).c_str(), a.name.c_str(), markdown_text(a.detail).c_str(),
                           a.time.mean_ms, a.time.median_ms, a.time.min_ms, a.accuracy.relative_l2,
@@ -274,7 +310,9 @@ void write_svg(const std::string& path, const run_info& info, const std::vector<
             }
     if (hi <= 0) lo = 0.01, hi = 1;
     const double log_lo = std::floor(std::log10(lo)), log_hi = std::ceil(std::log10(hi));
-    const int left = 210, width = 620, bar = 14, gap = 10, top = 60;
+    // The labels are right-aligned before the bars: ~7 px a character at 12 px.
+    const int left = std::max(210, 7 * int(label_width(shapes)) + 20);
+    const int width = 620, bar = 14, gap = 10, top = 60;
     const int group = int(names.size()) * bar + gap;
     // The legend: up to four names a row (a --tiles sweep can name many).
     const int legend_step = 180, legend_per_row = 4, legend_row = 18;
@@ -289,7 +327,7 @@ void write_svg(const std::string& path, const run_info& info, const std::vector<
       << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
     f << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
     f << "<text x=\"10\" y=\"20\" font-size=\"15\">fftconv vs cuDNN (strict FP32): mean time per call, ms, log scale</text>\n";
-    f << "<text x=\"10\" y=\"38\" fill=\"#555\">" << xml_text(info.gpu) << ", commit " << xml_text(info.commit) << ", "
+    f << "<text x=\"10\" y=\"38\" fill=\"#555\">suite " << xml_text(info.suite) << ", " << xml_text(info.gpu) << ", commit " << xml_text(info.commit) << ", "
       << info.repetitions << " calls, " << (info.l2_flush ? "L2 flushed" : "no flush") << "</text>\n";
     for (double e = log_lo; e <= log_hi; e += 1) {
         const double x = x_of(std::pow(10.0, e));

@@ -1,5 +1,13 @@
 // bench/report.hpp — the bench's results and the four ways it shows them:
 // a table on stdout, JSON (every figure), Markdown, and an SVG chart.
+//
+// JSON schema (schema_version 2; version 1 had no such key): top level
+// tool, schema_version, suite, gpu, driver, ..., shapes, summary. Each shape:
+// role, batch, in_channels, out_channels, height, width,
+// kernel_height, kernel_width, padding_height, padding_width, groups, bias
+// (true/false), seed, algorithms; and kernel_extent (version 1's key) for
+// square kernels only: a reader that needs it fails loudly on a rectangular
+// kernel instead of reading half of it.
 #pragma once
 
 #include <string>
@@ -12,12 +20,14 @@ namespace fftconv::bench {
 
 struct shape_result {
     std::string role;  // "benchmark", "test" or "custom"
-    problem shape;
+    problem shape;     // kernel, padding and groups included
+    bool bias = false;  // every algorithm's call added a bias (and the oracle did)
     std::uint64_t seed = 0;
     std::vector<algorithm_result> algorithms;  // fftconv first, then fftconv-generic, then peers
 };
 
 struct run_info {
+    std::string suite;  // "leaderboard", "depthwise" (--suite) or "custom" (--shape)
     std::string gpu, driver, cuda_runtime, cufft, cublas, cudnn, commit, date;
     int repetitions = 0;
     bool l2_flush = true;

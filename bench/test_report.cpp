@@ -1,6 +1,7 @@
 // bench/test_report.cpp — writes the bench's JSON, Markdown and SVG for
 // made-up results whose texts carry quotes, markup, a pipe and control
-// characters (as a --commit value may), for check_report.py to parse.
+// characters (as a --commit value may), for check_report.py to parse: a
+// dense square shape and a depthwise one (rectangular kernel, padding, bias).
 // Needs no GPU. Usage: test_report PREFIX
 #include <cstdio>
 
@@ -16,6 +17,7 @@ int main(int argc, char** argv) {
     info.gpu = "GPU <\"quoted\"> & co";
     info.commit = "abc\"def'<g>|`h\n\x01\t\xff";  // quotes, markup, pipe, backtick, newline, control, invalid UTF-8
     info.date = "2026-01-01T00:00:00Z";
+    info.suite = "custom";
     info.repetitions = 3;
     algorithm_result fftconv_result;
     fftconv_result.name = "fftconv";
@@ -35,8 +37,16 @@ int main(int argc, char** argv) {
     algorithm_result missing;
     missing.name = "cudnn";
     missing.detail = "not available: <built without cuDNN>";
-    shape_result shape{"custom", fftconv::problem{1, 2, 3, 16, 16, 5}, 7, {fftconv_result, generic, missing}};
-    const std::vector<shape_result> shapes{shape};
+    // A dense square shape as schema 1 knew them, and a depthwise one with a
+    // rectangular kernel, unequal padding and a bias.
+    shape_result shape{"custom", fftconv::problem{1, 2, 3, 16, 16, 5}, false, 7, {fftconv_result, generic, missing}};
+    algorithm_result depthwise_result = fftconv_result;
+    depthwise_result.detail = "generic T=16";
+    shape_result depthwise{"custom",
+                           fftconv::problem{.batch = 4, .in_channels = 8, .out_channels = 8, .height = 24,
+                                            .width = 20, .kernel = {13, 3}, .padding = {6, 1}, .groups = 8},
+                           true, 8, {depthwise_result, missing}};
+    const std::vector<shape_result> shapes{shape, depthwise};
     const std::string prefix = argv[1];
     write_json(prefix + ".json", info, shapes);
     write_markdown(prefix + ".md", info, shapes);
