@@ -16,9 +16,9 @@ namespace {
 double pass_bytes_lower_bound(const problem& p, int tile_extent, const pass_shape& shape, bool holds_filter) {
     const workspace_layout t = make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter);
     if (t.gemm_rows > INT_MAX) return 1e300;
-    const double spectra = double(t.geometry.complex_bytes()) * double(t.geometry.freq_bins()) *
-                           (double(t.input_bin_stride) + double(t.output_bin_stride) +
-                            (holds_filter ? double(t.filter_bin_stride) : 0.0));
+    const double spectra = double(t.geometry.complex_bytes()) *
+                           (double(t.input_spectrum_elements) + double(t.output_spectrum_elements) +
+                            double(t.filter_spectrum_elements));
     return spectra + double(t.geometry.real_bytes()) * double(t.real_elements);
 }
 

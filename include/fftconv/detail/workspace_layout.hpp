@@ -98,6 +98,9 @@ struct workspace_layout {
     }
 };
 
+// Depthwise: one input channel per group (channel multiplier >= 1).
+constexpr bool is_depthwise(const problem& p) { return p.groups > 1 && p.group_in_channels() == 1; }
+
 // The layout of one pass: `p` holds the pass's extents (its batch, its output
 // channels, its band of rows); `tile_extent` is the call's.
 constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool holds_filter = true) {
@@ -119,9 +122,12 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.input_bin_stride = bin_stride(t.input_transforms, g);
     t.filter_bin_stride = bin_stride(t.filter_transforms, g);
     t.output_bin_stride = bin_stride(t.output_transforms, g);
-    t.input_spectrum_elements = g.freq_bins() * t.input_bin_stride;
+    // A depthwise problem on a fused extent goes from the image to y in one
+    // kernel (fused_depthwise.cuh): no input or output spectrum.
+    const bool spectra = !(g.fused() && is_depthwise(p));
+    t.input_spectrum_elements = spectra ? g.freq_bins() * t.input_bin_stride : 0;
     t.filter_spectrum_elements = holds_filter ? g.freq_bins() * t.filter_bin_stride : 0;
-    t.output_spectrum_elements = g.freq_bins() * t.output_bin_stride;
+    t.output_spectrum_elements = spectra ? g.freq_bins() * t.output_bin_stride : 0;
     return t;
 }
 
