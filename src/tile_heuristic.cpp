@@ -60,6 +60,14 @@ double estimated_seconds(const problem& p, int tile_extent) {
     const double spectrum_bytes = 8.0 * bins * (in * rows + out * rows + group_in * out);
     const double io_bytes =
         4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
+    if (t.geometry.fused() && detail::is_depthwise(p)) {
+        // One kernel per tile pair (fused_depthwise.cuh): every output tile
+        // reads its T x T input window (the overlap is read again) and, from
+        // L2, half the filter spectrum; no spectra in memory, no GEMM.
+        const double window_bytes = 4.0 * out * rows * tile;
+        const double filter_bytes = 0.25 * 8.0 * out * rows / 2.0 * bins;  // L2 hits, weighted
+        return (window_bytes + filter_bytes + 4.0 * double(p.output_elements())) / fused_bytes_per_second;
+    }
     if (t.geometry.fused())
         return flops / gemm_flops_per_second + (2.0 * spectrum_bytes + io_bytes) / fused_bytes_per_second;
     // The cuFFT path works in double (tile_geometry::double_intermediates): twice the bytes, and the
@@ -84,7 +92,14 @@ int choose_tile_extent(const problem& p) {
     const std::int64_t largest = std::max(smallest, std::min(covering, std::max<std::int64_t>(8 * k, 512)));
     std::int64_t best = smallest;
     double best_seconds = std::numeric_limits<double>::infinity();
-    for (const std::int64_t t : fft_friendly_extents(smallest, largest)) {
+    std::vector<std::int64_t> candidates = fft_friendly_extents(smallest, largest);
+    // A depthwise problem on a fused extent is one kernel from image to y, so
+    // a fused tile larger than the covering one can still beat a cuFFT tile
+    // that just covers: let the model weigh them.
+    if (detail::is_depthwise(p))
+        for (const int t : {16, 32, 64})
+            if (t >= k && t > largest) candidates.push_back(t);
+    for (const std::int64_t t : candidates) {
         const double seconds = estimated_seconds(p, int(t));
         if (seconds < best_seconds || (seconds == best_seconds && t < best)) {
             best_seconds = seconds;
