@@ -47,42 +47,15 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     if (n0 < tile_count) wa = source.window(input0);
     if (n0 + 1 < tile_count) wb = source.window(input0 + 1);
 
-    // Load as forward_tiles does: column `lane` of every row, chunks of rows in flight.
-    const float* data = source.data();
-    constexpr int chunk = 16;
-#pragma unroll 1
-    for (int base = 0; base < T; base += chunk) {
-        float va[chunk], vb[chunk];
-#pragma unroll
-        for (int u = 0; u < chunk; ++u) {
-            const int r = base + u;
-            va[u] = r >= wa.row_begin && r < wa.rows && lane >= wa.col_begin && lane < wa.cols
-                        ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
-            vb[u] = r >= wb.row_begin && r < wb.rows && lane >= wb.col_begin && lane < wb.cols
-                        ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
-        }
-#pragma unroll
-        for (int u = 0; u < chunk; ++u) z[(base + u) * pitch + lane] = float2{va[u], vb[u]};
-    }
+    load_pair<T>(z, lane, source.data(), wa, wb, 1.0f);
+    __syncthreads();
+    transform_row<T, false>(z, lane, max(wa.rows, wb.rows));
     __syncthreads();
 
-    // Forward rows (rows past both windows are zero, and so is their transform).
-    if (lane < max(wa.rows, wb.rows)) {
-        float2 v[T];
-#pragma unroll
-        for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
-        fft_in_registers<T, false>(v);
-#pragma unroll
-        for (int k = 0; k < T; ++k) z[lane * pitch + bit_reversed<T>.index[k]] = v[k];
-    }
-    __syncthreads();
-
-    // Forward column `lane`, times conj(W) of output channel o, in registers.
+    // Forward column `lane`, times conj(W) of output channel o, back to z.
     {
         float2 v[T];
-#pragma unroll
-        for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];
-        fft_in_registers<T, false>(v);
+        transform_column<T, false>(z, lane, v);
         const float2* w = filter + (n0 < tile_count ? o : 0);
 #pragma unroll
         for (int k = 0; k < T; ++k) {
@@ -92,37 +65,15 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
             const int fr = stored ? r : (T - r) % T, fs = stored ? lane : T - lane;
             float2 wk = w[std::int64_t(fr * freq_cols + fs) * filter_bin_stride];
             if (!stored) wk.y = -wk.y;
-            // v * conj(wk)
-            z[r * pitch + lane] = float2{v[k].x * wk.x + v[k].y * wk.y, v[k].y * wk.x - v[k].x * wk.y};
+            z[r * pitch + lane] = float2{v[k].x * wk.x + v[k].y * wk.y, v[k].y * wk.x - v[k].x * wk.y};  // v conj(w)
         }
     }
     __syncthreads();
 
-    // Inverse rows, then columns straight to y (as inverse_tiles does).
-    {
-        float2 v[T];
-#pragma unroll
-        for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
-        fft_in_registers<T, true>(v);
-#pragma unroll
-        for (int k = 0; k < T; ++k) z[lane * pitch + bit_reversed<T>.index[k]] = v[k];
-    }
+    // Inverse rows, then columns straight to y.
+    transform_row<T, true>(z, lane);
     __syncthreads();
-    if (lane < sink.geo.out_tile_width() && n0 < tile_count) {
-        float2 v[T];
-#pragma unroll
-        for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];
-        fft_in_registers<T, true>(v);
-        const tile_window oa = sink.window(n0);
-        const tile_window ob = n0 + 1 < tile_count ? sink.window(n0 + 1) : tile_window{};
-        const float bias = sink.bias_of(n0);
-#pragma unroll
-        for (int k = 0; k < T; ++k) {
-            const int r = bit_reversed<T>.index[k];
-            if (r < oa.rows && lane < oa.cols) sink.y[oa.offset + r * oa.row_stride + lane] = v[k].x + bias;
-            if (r < ob.rows && lane < ob.cols) sink.y[ob.offset + r * ob.row_stride + lane] = v[k].y + bias;
-        }
-    }
+    write_pair<T>(z, lane, sink, n0, tile_count);
 }
 
 template <class Geometry>

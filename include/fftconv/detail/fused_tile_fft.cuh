@@ -146,6 +146,78 @@ struct output_tiles {
 };
 
 
+// The stages the fused kernels share. Each block holds `pairs` T x T complex
+// tiles z (pitch T + 1) in shared memory; thread `lane` of a pair works on
+// row `lane` or column `lane` of its tile.
+
+// z = a + i b for the pair's windows (zero outside them), times `scale`:
+// thread `lane` loads column `lane` of every row (coalesced across the warp),
+// `chunk` rows at a time, all of a chunk's loads in flight before the first
+// is used (one load per iteration was latency-bound).
+template <int T>
+__device__ __forceinline__ void load_pair(float2* z, int lane, const float* data, const tile_window& wa,
+                                          const tile_window& wb, float scale) {
+    constexpr int pitch = T + 1, chunk = 16;
+#pragma unroll 1
+    for (int base = 0; base < T; base += chunk) {
+        float va[chunk], vb[chunk];
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) {
+            const int r = base + u;
+            va[u] = r >= wa.row_begin && r < wa.rows && lane >= wa.col_begin && lane < wa.cols
+                        ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
+            vb[u] = r >= wb.row_begin && r < wb.rows && lane >= wb.col_begin && lane < wb.cols
+                        ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
+        }
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) z[(base + u) * pitch + lane] = float2{scale * va[u], scale * vb[u]};
+    }
+}
+
+// Row `lane` of z, transformed in place (natural order), when lane < rows:
+// rows past both windows are zero, and so is their transform.
+template <int T, bool inverse>
+__device__ __forceinline__ void transform_row(float2* z, int lane, int rows = T) {
+    constexpr int pitch = T + 1;
+    if (lane >= rows) return;
+    float2 v[T];
+#pragma unroll
+    for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
+    fft_in_registers<T, inverse>(v);
+#pragma unroll
+    for (int k = 0; k < T; ++k) z[lane * pitch + bit_reversed<T>.index[k]] = v[k];
+}
+
+// Column `lane` of z, transformed into v (v[k] is row bit_reversed<T>.index[k]).
+template <int T, bool inverse>
+__device__ __forceinline__ void transform_column(const float2* z, int lane, float2 (&v)[T]) {
+    constexpr int pitch = T + 1;
+#pragma unroll
+    for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];
+    fft_in_registers<T, inverse>(v);
+}
+
+// Inverse column `lane` of z straight to y (coalesced across the warp): its
+// first To rows are outputs; real part tile n0, imaginary part tile n0 + 1,
+// each plus the output channel's bias.
+template <int T, class Geometry>
+__device__ __forceinline__ void write_pair(const float2* z, int lane, const output_tiles<Geometry>& sink,
+                                           std::int64_t n0, std::int64_t tile_count) {
+    if (lane >= sink.geo.out_tile_width() || n0 >= tile_count) return;
+    float2 v[T];
+    transform_column<T, true>(z, lane, v);
+    const tile_window wa = sink.window(n0);
+    const tile_window wb = n0 + 1 < tile_count ? sink.window(n0 + 1) : tile_window{};
+    // A pair never spans two images (even tile slots): one bias for both.
+    const float bias = sink.bias_of(n0);
+#pragma unroll
+    for (int k = 0; k < T; ++k) {
+        const int r = bit_reversed<T>.index[k];
+        if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x + bias;
+        if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y + bias;
+    }
+}
+
 // Real tiles [0, tile_count) of `source` -> spectrum[bin * bin_stride + n],
 // bins = T x (T/2 + 1), row-major (the layout cuFFT's R2C would produce).
 // bin_stride is a multiple of 4, so a pair (n even) is one 16-byte store.
@@ -166,43 +238,13 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     tile_window wa = tile_window{}, wb = tile_window{};
     if (n0 < tile_count) wa = source.window(n0);
     if (n0 + 1 < tile_count) wb = source.window(n0 + 1);
-    // Thread `lane` loads column `lane` of every row (coalesced across the
-    // warp), `chunk` rows at a time: all of a chunk's loads are in flight
-    // before the first is used (one load per iteration was latency-bound).
-    const float* data = source.data();
-    constexpr int chunk = 16;
-#pragma unroll 1
-    for (int base = 0; base < T; base += chunk) {
-        float va[chunk], vb[chunk];
-#pragma unroll
-        for (int u = 0; u < chunk; ++u) {
-            const int r = base + u;
-            va[u] = r >= wa.row_begin && r < wa.rows && lane >= wa.col_begin && lane < wa.cols
-                        ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
-            vb[u] = r >= wb.row_begin && r < wb.rows && lane >= wb.col_begin && lane < wb.cols
-                        ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
-        }
-#pragma unroll
-        for (int u = 0; u < chunk; ++u)
-            z[(base + u) * pitch + lane] = float2{source.scale * va[u], source.scale * vb[u]};
-    }
+    load_pair<T>(z, lane, source.data(), wa, wb, source.scale);
     __syncthreads();
-
-    // Rows past both windows are zero, and so is their transform.
-    if (lane < max(wa.rows, wb.rows)) {
-        float2 v[T];
-#pragma unroll
-        for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
-        fft_in_registers<T, false>(v);
-#pragma unroll
-        for (int k = 0; k < T; ++k) z[lane * pitch + bit_reversed<T>.index[k]] = v[k];
-    }
+    transform_row<T, false>(z, lane, max(wa.rows, wb.rows));
     __syncthreads();
     {
         float2 v[T];
-#pragma unroll
-        for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];
-        fft_in_registers<T, false>(v);
+        transform_column<T, false>(z, lane, v);
 #pragma unroll
         for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * pitch + lane] = v[k];
     }
@@ -281,37 +323,11 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     }
     __syncthreads();
 
-    // Rows first (all of them), then only the first To columns, whose
-    // first To rows are the outputs: thread `lane` holds column `lane` and
-    // writes it straight to y (coalesced across the warp). Real part: tile
-    // n0, imaginary part: tile n0 + 1.
-    float2* z = shared + group * T * pitch;
-    {
-        float2 v[T];
-#pragma unroll
-        for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
-        fft_in_registers<T, true>(v);
-#pragma unroll
-        for (int k = 0; k < T; ++k) z[lane * pitch + bit_reversed<T>.index[k]] = v[k];
-    }
+    // Rows first (all of them), then only the first To columns, whose first
+    // To rows are the outputs, straight to y.
+    transform_row<T, true>(shared + group * T * pitch, lane);
     __syncthreads();
-    const std::int64_t n0 = block_first + 2 * group;
-    if (lane < sink.geo.out_tile_width() && n0 < tile_count) {
-        float2 v[T];
-#pragma unroll
-        for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];
-        fft_in_registers<T, true>(v);
-        const tile_window wa = sink.window(n0);
-        const tile_window wb = n0 + 1 < tile_count ? sink.window(n0 + 1) : tile_window{};
-        // A pair never spans two images (even tile slots): one bias for both.
-        const float bias = sink.bias_of(n0);
-#pragma unroll
-        for (int k = 0; k < T; ++k) {
-            const int r = bit_reversed<T>.index[k];
-            if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x + bias;
-            if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y + bias;
-        }
-    }
+    write_pair<T>(shared + group * T * pitch, lane, sink, block_first + 2 * group, tile_count);
 }
 
 // Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
