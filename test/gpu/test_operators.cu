@@ -5,11 +5,13 @@
 // a workspace limit, and filter reuse. Normal and positive inputs each time.
 #include "doctest.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "conv_check.hpp"
+#include "fftconv/detail/engine.hpp"
 
 using namespace fftconv;
 
@@ -87,6 +89,7 @@ TEST_CASE("filter reuse with groups and bias; a spectrum made for other groups i
     CHECK(spectrum.groups() == 4);
     problem other = grouped;
     other.groups = 2;  // same channels, another layout
+    REQUIRE(ctx.plan(other).geometry.tile_extent() == spectrum.geometry().tile_extent());  // only groups differ
     auto other_tensors = testing::make_conv_tensors(other, 2);
     CHECK_THROWS_WITH_AS(ctx.conv2d(other, other_tensors.x.data(), spectrum, other_tensors.y.data()),
                          doctest::Contains("groups=4"), error);
@@ -94,20 +97,45 @@ TEST_CASE("filter reuse with groups and bias; a spectrum made for other groups i
 
 TEST_CASE("passes under a workspace limit keep padding, groups and bias right") {
     // Bands of tile rows (the top and bottom bands read the padding) and
-    // groups of output channels that cut through channel groups.
-    for (const int tile : {32, 24}) {
-        context ctx;
-        ctx.force_tile_extent(tile);
-        for (const problem& p : {make(2, 8, 12, 150, 70, 9, same_padding(9), 4),      // grouped
-                                 make(2, 8, 16, 150, 70, 9, same_padding(9), 8)}) {  // depthwise, multiplier 2
-            context probe;
-            probe.force_tile_extent(tile);
-            const std::size_t whole = probe.workspace_size(p);
-            ctx.set_workspace_limit(whole / 5);
-            CAPTURE(tile);
-            CAPTURE(whole);
-            check_both_kinds(ctx, p, true, false, 500 + std::uint64_t(tile));
-            check_both_kinds(ctx, p, true, true, 600 + std::uint64_t(tile));  // and with a filter spectrum
+    // groups of output channels that cut through channel groups. The limit is
+    // the workspace of a smaller pass of the same problem, so the planner must
+    // split; the launch log shows more launches than the unlimited run.
+    struct limited_case {
+        problem p;
+        int tile;
+        std::int64_t pass_out_channels;  // 0: bands of tile rows are enough
+    };
+    for (const limited_case& c : {
+             limited_case{make(1, 48, 40, 150, 70, 9, same_padding(9), 4), 32, 0},
+             limited_case{make(1, 48, 40, 150, 70, 9, same_padding(9), 4), 24, 0},
+             limited_case{make(1, 64, 60, 20, 400, 5, same_padding(5), 4), 32, 20},  // 20: cuts group 1 (15..29)
+             limited_case{make(2, 8, 16, 150, 70, 9, same_padding(9), 8), 32, 8},    // depthwise, multiplier 2
+             limited_case{make(2, 8, 16, 150, 70, 9, same_padding(9), 8), 24, 8},
+         }) {
+        const problem& p = c.p;
+        CAPTURE(to_string(p));
+        CAPTURE(c.tile);
+        problem pass = p;  // one sample and a third of the rows, or one tile row and fewer output channels
+        pass.batch = 1;
+        if (c.pass_out_channels > 0) {
+            pass.out_channels = c.pass_out_channels;
+            pass.height = std::min(p.height, p.kernel.height + 1);
+        } else {
+            pass.height = p.height / 3;
+        }
+        context unlimited, limited;
+        unlimited.force_tile_extent(c.tile);
+        limited.force_tile_extent(c.tile);
+        limited.set_workspace_limit(unlimited.workspace_size(pass));
+        for (const bool reuse : {false, true}) {
+            std::vector<const void*> whole_log, passes_log;
+            unlimited.engine().launch_log = &whole_log;
+            check_both_kinds(unlimited, p, true, reuse, 500 + std::uint64_t(c.tile) + reuse);
+            unlimited.engine().launch_log = nullptr;
+            limited.engine().launch_log = &passes_log;
+            check_both_kinds(limited, p, true, reuse, 500 + std::uint64_t(c.tile) + reuse);
+            limited.engine().launch_log = nullptr;
+            CHECK(passes_log.size() > whole_log.size());
         }
     }
 }
@@ -119,7 +147,10 @@ TEST_CASE("a bias that is not device memory of this device, or too short, is ref
     std::vector<float> host_bias(std::size_t(p.out_channels), 1.0f);
     CHECK_THROWS_WITH_AS(ctx.conv2d(p, t.x.data(), t.w.data(), host_bias.data(), t.y.data()),
                          doctest::Contains("bias"), error);
-    auto short_bias = reference::make_device_array<float>(p.out_channels - 1);
-    CHECK_THROWS_WITH_AS(ctx.conv2d(p, t.x.data(), t.w.data(), short_bias.data(), t.y.data()),
-                         doctest::Contains("bias"), error);
+    // One float short, at the end of its own allocation (a cudaMalloc of
+    // >= 2 MiB is mapped on its own, so the bytes past it are unmapped).
+    auto big = reference::make_device_array<float>(std::int64_t{1} << 22);
+    const float* short_bias = big.data() + (std::int64_t{1} << 22) - (p.out_channels - 1);
+    CHECK_THROWS_WITH_AS(ctx.conv2d(p, t.x.data(), t.w.data(), short_bias, t.y.data()),
+                         doctest::Contains("bias = "), error);
 }
