@@ -135,7 +135,9 @@ TEST_CASE("passes under a workspace limit keep padding, groups and bias right") 
             limited.engine().launch_log = &passes_log;
             check_both_kinds(limited, p, true, reuse, 500 + std::uint64_t(c.tile) + reuse);
             limited.engine().launch_log = nullptr;
-            CHECK(passes_log.size() > whole_log.size());
+            // (With a filter spectrum the workspace holds no filter, and a
+            // fused depthwise call then needs none at all: it may fit whole.)
+            if (!reuse) CHECK(passes_log.size() > whole_log.size());
         }
     }
 }
