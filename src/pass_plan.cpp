@@ -15,7 +15,8 @@ namespace {
 // fit cuBLAS's 32-bit dimensions. Doubles: extreme problems must not wrap.
 double pass_bytes_lower_bound(const problem& p, int tile_extent, const pass_shape& shape, bool holds_filter) {
     const workspace_layout t = make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter);
-    if (t.gemm_rows > INT_MAX) return 1e300;
+    const bool gemm = !(t.geometry.fused() && is_depthwise(p));  // the fused depthwise kernel runs no GEMM
+    if (gemm && t.gemm_rows > INT_MAX) return 1e300;
     const double spectra = double(t.geometry.complex_bytes()) *
                            (double(t.input_spectrum_elements) + double(t.output_spectrum_elements) +
                             double(t.filter_spectrum_elements));
@@ -67,8 +68,14 @@ pass_plan plan_passes(engine& e, const problem& p, int tile_extent, bool holds_f
             shape = {n, tiles_high, p.out_channels};
         else if (const auto r = largest_fitting(tiles_high, [&](std::int64_t v) { return fits({1, v, p.out_channels}); }))
             shape = {1, r, p.out_channels};
-        else if (const auto o = largest_fitting(p.out_channels, [&](std::int64_t v) { return fits({1, 1, v}); }))
-            shape = {1, 1, o};
+        else if (const auto o = largest_fitting(p.out_channels, [&](std::int64_t v) { return fits({1, 1, v}); })) {
+            // With o channels a pass may still take more than one row of
+            // tiles or sample (a depthwise pass's workspace is its filters alone).
+            if (const auto n = largest_fitting(p.batch, [&](std::int64_t v) { return fits({v, tiles_high, o}); }))
+                shape = {n, tiles_high, o};
+            else
+                shape = {1, largest_fitting(tiles_high, [&](std::int64_t v) { return fits({1, v, o}); }), o};
+        }
         if (shape.batch == 0) break;
         const std::size_t bytes = pass_workspace(e, p, tile_extent, shape, holds_filter);
         if (bytes <= usable) return finish(shape, bytes);
