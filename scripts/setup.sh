@@ -86,4 +86,14 @@ elif [ "$installed_now" -eq 1 ]; then
     # Optional parts are detected when configuring: look again.
     meson setup --reconfigure "$build" "$root" >&2
 fi
-ninja -C "$build" >&2
+# Meson 1.0 gives nvcc no dependency file, so ninja does not rebuild a .cu
+# object when only a header it includes changed: after any header is newer
+# than the last build, rebuild every CUDA object.
+stamp="$build/.cuda-headers-stamp"
+if [ -f "$stamp" ] && [ -n "$(find "$root/include" "$root/src" "$root/test" "$root/reference" "$root/bench" \
+        "$root/examples" "$build/include" \( -name '*.h' -o -name '*.hpp' -o -name '*.cuh' \) -newer "$stamp" \
+        -print -quit 2>/dev/null)" ]; then
+    echo "fftconv: headers changed since the last build: recompiling the CUDA sources" >&2
+    find "$build" -name '*.cu.o' -delete
+fi
+ninja -C "$build" >&2 && touch "$stamp"
