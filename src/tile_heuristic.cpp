@@ -16,10 +16,23 @@
 // the design brief (complex FP32 GEMM 54 TFLOP/s peak, about 40 reached by
 // these batched GEMMs; copy 4.2 TB/s). Only extents of the form 2^a 3^b 5^c 7^d
 // are tried for cuFFT: it has fast kernels for those radices only.
+//
+// Depthwise problems on a fused extent run one kernel per tile pair
+// (fused_depthwise.cuh), bound by its FFT arithmetic and shared-memory
+// traffic: H200 runs took 67 ns per 64 x 64 pair (64 x 128 x 56^2, K = 31:
+// 16384 pairs in 1.10 ms), so a pair costs T^2 log2(T) x 2.7 ps.
+//
+// The direct path (direct_conv.hpp) is priced by its multiply-adds, strips
+// rounded up, at direct_macs_per_second; each path adds launch_seconds per
+// kernel it launches (small problems are all launch). The direct path runs
+// when it is the cheaper.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <vector>
 
+#include "dispatch_table.hpp"
+#include "fftconv/detail/direct_conv.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
 #include "fftconv/dispatch.hpp"
 
@@ -29,6 +42,9 @@ namespace {
 constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
+constexpr double fused_pair_seconds_per_point = 2.7e-12;  // per T^2 log2(T)
+constexpr double direct_macs_per_second = 20e12;
+constexpr double launch_seconds = 3e-6;
 
 // Every extent 2^a 3^b 5^c 7^d in [lo, hi] (unordered): a few hundred below
 // 10^6, so the search below costs the same for any image size.
@@ -61,19 +77,17 @@ double estimated_seconds(const problem& p, int tile_extent) {
     const double io_bytes =
         4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
     if (t.geometry.fused() && detail::is_depthwise(p)) {
-        // One kernel per tile pair (fused_depthwise.cuh): every output tile
-        // reads its T x T input window (the overlap is read again) and, from
-        // L2, half the filter spectrum; no spectra in memory, no GEMM.
-        const double window_bytes = 4.0 * out * rows * tile;
-        const double filter_bytes = 0.25 * 8.0 * out * rows / 2.0 * bins;  // L2 hits, weighted
-        return (window_bytes + filter_bytes + 4.0 * double(p.output_elements())) / fused_bytes_per_second;
+        // Filter transform, then one kernel per tile pair (see the top).
+        const double pairs = double(t.output_transforms) / 2.0;
+        return 2.0 * launch_seconds + pairs * tile * std::log2(double(tile_extent)) * fused_pair_seconds_per_point;
     }
     if (t.geometry.fused())
-        return flops / gemm_flops_per_second + (2.0 * spectrum_bytes + io_bytes) / fused_bytes_per_second;
+        return 4.0 * launch_seconds + flops / gemm_flops_per_second +
+               (2.0 * spectrum_bytes + io_bytes) / fused_bytes_per_second;
     // The cuFFT path works in double (tile_geometry::double_intermediates): twice the bytes, and the
     // complex double GEMM on the FP64 tensor cores at about the same rate.
     const double real_bytes = 4.0 * tile * (in * rows + out * rows + group_in * out);
-    return flops / gemm_flops_per_second +
+    return 6.0 * launch_seconds + flops / gemm_flops_per_second +
            (2.0 * 2.0 * (real_bytes + spectrum_bytes) + io_bytes) / cufft_bytes_per_second;
 }
 
@@ -109,4 +123,15 @@ int choose_tile_extent(const problem& p) {
     return int(best);
 }
 
+namespace detail {
+
+bool direct_is_faster(const problem& p, int tile_extent) {
+    const double computed_columns = double((p.out_width() + direct_strip - 1) / direct_strip * direct_strip);
+    const double macs = double(p.batch * p.out_channels * p.out_height()) * computed_columns *
+                        double(p.group_in_channels() * p.kernel.height * p.kernel.width);
+    const double direct_seconds = launch_seconds + macs / direct_macs_per_second;
+    return direct_seconds < estimated_seconds(p, tile_extent);
+}
+
+}  // namespace detail
 }  // namespace fftconv

@@ -124,7 +124,7 @@ inline reference::accuracy check_conv_kind(context& ctx, const problem& p, std::
             FFTCONV_CUDA_TRY(cudaMemcpy(&got[s], y.data() + indices[s], sizeof(float), cudaMemcpyDeviceToHost));
     }
     const accuracy a = compare(got, exact);
-    INFO(to_string(p), " ", to_string(kind), " seed=", seed, " tile_extent=", ctx.plan(p).geometry.tile_extent(),
+    INFO(to_string(p), " ", std::string(to_string(kind)), " seed=", seed, " tile_extent=", ctx.plan(p).geometry.tile_extent(),
          " rel_l2=", a.relative_l2, " worst=", a.worst_fraction, " non_finite=", a.non_finite,
          sample > 0 ? " (sampled outputs)" : "");
     check_bar(a);
@@ -159,7 +159,7 @@ inline reference::accuracy check_operator_kind(context& ctx, const problem& p, b
     direct_conv_gpu(p, x.data(), w.data(), exact.data(), ctx.stream(), b);
     FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
     const accuracy a = compare(to_host(y.data(), y.size), to_host(exact.data(), exact.size));
-    INFO(to_string(p), " bias=", with_bias, " reuse=", reuse, " ", to_string(kind), " seed=", seed,
+    INFO(to_string(p), " bias=", with_bias, " reuse=", reuse, " ", std::string(to_string(kind)), " seed=", seed,
          " tile_extent=", ctx.plan(p).geometry.tile_extent(), " rel_l2=", a.relative_l2,
          " worst=", a.worst_fraction, " non_finite=", a.non_finite);
     check_bar(a);

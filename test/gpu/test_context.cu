@@ -135,7 +135,7 @@ TEST_CASE("bad input throws invalid_argument naming the problem, and leaves y un
         }
     };
     expect_invalid([&] { ctx.conv2d(problem{1, 3, 3, 16, 16, 17}, x.data(), w.data(), y.data()); },
-                   "problem.kernel_extent = 17 exceeds problem.height = 16");
+                   "problem.kernel.height = 17 exceeds the padded height 16");
     expect_invalid([&] { ctx.conv2d(problem{0, 3, 3, 16, 16, 3}, x.data(), w.data(), y.data()); },
                    "problem.batch = 0");
     expect_invalid([&] { ctx.conv2d(good, nullptr, w.data(), y.data()); }, "x is a null pointer");

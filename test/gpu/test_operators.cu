@@ -50,6 +50,56 @@ TEST_CASE("padding, groups and bias on every transform path") {
     }
 }
 
+TEST_CASE("outputs that see only padding are exactly the bias, also beside many large positive sums") {
+    // Kernel width 1 with 2 columns of padding: output columns 0, 1 and the
+    // last two see nothing but zeros. Found by the random sweep: with 235
+    // positive input channels the transform left ~3e-3 there, 3x the bar.
+    context ctx;
+    std::uint64_t seed = 1500;
+    for (const int tile : {0, 64, 72}) {
+        ctx.force_tile_extent(tile);
+        CAPTURE(tile);
+        for (const problem& p : {make(1, 235, 16, 67, 59, {63, 1}, {0, 2}, 1),
+                                 make(2, 64, 64, 20, 20, {5, 5}, {9, 6}, 64)}) {
+            for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, tile == 64, seed += 2);
+        }
+    }
+}
+
+TEST_CASE("the direct path: every operator variant, forced, and the dispatch's own choices") {
+    context ctx;
+    ctx.force_direct(true);
+    std::uint64_t seed = 1700;
+    for (const problem& p : {
+             make(2, 8, 8, 37, 29, 7, same_padding(7), 1),        // dense, 'same', odd sizes
+             make(1, 6, 10, 20, 33, 6, same_padding(6), 2),       // even K, groups 2
+             make(3, 8, 8, 17, 17, 5, {9, 2}, 4),                 // padding beyond the kernel, groups 4
+             make(2, 12, 12, 31, 30, 9, same_padding(9), 12),     // depthwise
+             make(1, 6, 12, 25, 19, 7, same_padding(7), 6),       // depthwise, channel multiplier 2
+             make(8, 4, 6, 9, 11, 3, 1, 2),                       // batch 8, small image
+             make(2, 4, 4, 30, 41, 1, 0, 1),                      // 1 x 1
+             make(2, 6, 6, 40, 37, {1, 9}, same_padding({1, 9}), 6),   // 1 x K depthwise
+             make(2, 6, 6, 40, 37, {13, 3}, same_padding({13, 3}), 1), // K x 3 dense
+             make(2, 16, 16, 300, 250, 31, same_padding(31), 16), // several row and column bands
+             make(64, 32, 32, 7, 7, 13, same_padding(13), 32),    // many planes per block
+             make(1, 3, 3, 64, 64, 64, 0, 3),                     // kernel = image: one output
+         }) {
+        CAPTURE(to_string(p));
+        REQUIRE(ctx.plan(p).path == path_kind::direct);
+        CHECK(ctx.workspace_size(p) == 0);
+        for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
+        // A filter spectrum runs the transforms: reuse still works on a direct-path problem.
+        check_both_kinds(ctx, p, true, true, seed += 2);
+    }
+    // The dispatch's own choice (no forcing) on the small depthwise shapes.
+    context automatic;
+    for (const problem& p : {make(8, 256, 256, 7, 7, 13, 6, 256), make(4, 128, 128, 14, 14, 27, 13, 128)}) {
+        CAPTURE(to_string(p));
+        CHECK(automatic.plan(p).path == path_kind::direct);
+        check_both_kinds(automatic, p, true, false, seed += 2);
+    }
+}
+
 TEST_CASE("rectangular kernels: 1 x K, K x 1, and SLaK-style pairs, with padding, groups and bias") {
     context ctx;
     std::uint64_t seed = 2000;

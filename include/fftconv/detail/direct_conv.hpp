@@ -1,0 +1,51 @@
+// fftconv/detail/direct_conv.hpp — conv2d without transforms, for the problems
+// where a transform cannot pay: small images (a 7 x 7 or 14 x 14 output still
+// needs a whole tile, mostly padding and overlap) with few input channels per
+// group (depthwise above all: no channel sum for a GEMM to use).
+//
+// Each block holds, per output plane it computes, the input window of a band
+// of output rows and columns (zero padding included) and the filter in shared
+// memory; each thread computes a strip of direct_strip outputs of one row,
+// the inputs a filter row needs kept in registers. Sums run per filter row,
+// then over the rows, then over the input channels (the float error grows
+// with each level's length, not with the whole sum's).
+//
+// Every operator variant (padding, rectangular kernels, groups, bias) is
+// supported; a non-finite input reaches exactly the outputs whose window holds it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+#include "fftconv/problem.hpp"
+
+namespace fftconv::detail {
+
+inline constexpr int direct_strip = 8;  // outputs per thread, along a row
+
+// How a direct call is cut into blocks (all extents derived from the problem).
+struct direct_blocking {
+    std::int64_t strips_per_band;  // strips of a block, across
+    std::int64_t column_bands;     // blocks across the output's width
+    std::int64_t rows_per_band;    // output rows of a block
+    std::int64_t row_bands;        // blocks down the output's height
+    std::int64_t planes;           // output planes (sample, out channel) per block
+    std::int64_t kernel_pitch;     // the filter's row in shared memory: kernel width rounded up to the strip
+    std::int64_t input_pitch;      // the input window's row in shared memory
+    std::size_t shared_bytes;      // per block
+    int threads;                   // per block
+};
+
+// The blocking for `p` (validated), or shared_bytes == 0 when one output row
+// of one plane would not fit in shared memory (the direct path cannot run it).
+direct_blocking direct_blocking_for(const problem& p);
+
+// Whether the direct path can run `p`.
+bool direct_supports(const problem& p);
+
+// y = conv2d(x, w) + bias (bias may be null), on `stream`. `p` must be supported.
+void direct_conv(const problem& p, const float* x, const float* w, const float* bias, float* y, cudaStream_t stream);
+
+}  // namespace fftconv::detail
