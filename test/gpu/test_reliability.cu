@@ -210,6 +210,45 @@ TEST_CASE("a NaN or Inf in x stays in its sample and in the tiles that read it")
     }
 }
 
+TEST_CASE("depthwise: a NaN or Inf in x stays in its own channel and sample, also where tile pairs span samples") {
+    // One 14 x 14 output tile per image at T = 32 and 64: the fused depthwise
+    // kernel pairs sample b with sample b + 1 of the same channel.
+    const problem p{.batch = 4, .in_channels = 4, .out_channels = 4, .height = 14, .width = 14, .kernel = 13,
+                    .padding = 6, .groups = 4};
+    const std::int64_t plane = p.out_height() * p.out_width();
+    const std::int64_t bad_b = 1, bad_c = 2, row = 7, col = 3;
+    for (int forced : {0, 16, 32, 64, 30}) {  // the dispatch's choice, fused tiles, cuFFT tiles
+        for (float bad : {NAN, INFINITY}) {
+            context ctx;
+            ctx.force_tile_extent(forced);
+            CAPTURE(forced);
+            CAPTURE(bad);
+            auto [x, w, y] = testing::make_conv_tensors(p, 81);
+            auto exact = reference::make_device_array<double>(p.output_elements());
+            FFTCONV_CUDA_TRY(cudaMemcpy(x.data() + ((bad_b * p.in_channels + bad_c) * p.height + row) * p.width + col,
+                                        &bad, sizeof(float), cudaMemcpyHostToDevice));
+            ctx.conv2d(p, x.data(), w.data(), y.data());
+            reference::direct_conv_gpu(p, x.data(), w.data(), exact.data(), nullptr);
+            FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+            const auto got = reference::to_host(y.data(), y.size);
+            const auto want = reference::to_host(exact.data(), exact.size);
+            std::int64_t outside_bad = 0, reached_finite = 0, wrong = 0;
+            for (std::int64_t k = 0; k < p.output_elements(); ++k) {
+                const bool bad_plane = k / plane == bad_b * p.out_channels + bad_c;
+                const bool finite = std::isfinite(got[std::size_t(k)]);
+                if (!bad_plane && !finite) ++outside_bad;
+                if (!std::isfinite(want[std::size_t(k)]) && finite) ++reached_finite;
+                if (finite && std::isfinite(want[std::size_t(k)]) &&
+                    std::abs(got[std::size_t(k)] - want[std::size_t(k)]) > 1e-3 + 1e-3 * std::abs(want[std::size_t(k)]))
+                    ++wrong;
+            }
+            CHECK(outside_bad == 0);
+            CHECK(reached_finite == 0);
+            CHECK(wrong == 0);
+        }
+    }
+}
+
 TEST_CASE("a NaN in the filter of one output channel reaches that channel and at most its pair partner") {
     const problem p{2, 3, 5, 33, 33, 4};
     for (int forced : {0, 24}) {

@@ -5,8 +5,8 @@
 //
 // Each block holds, per output plane it computes, the input window of a band
 // of output rows and columns (zero padding included) and the filter in shared
-// memory; each thread computes a strip of direct_strip outputs of one row,
-// the inputs a filter row needs kept in registers. Sums run per filter row,
+// memory; each thread computes direct_rows x direct_strip outputs, each row
+// of inputs read from shared memory once for all of its output rows. Sums run per filter row,
 // then over the rows, then over the input channels (the float error grows
 // with each level's length, not with the whole sum's).
 //
@@ -23,13 +23,14 @@
 
 namespace fftconv::detail {
 
-inline constexpr int direct_strip = 8;  // outputs per thread, along a row
+inline constexpr int direct_strip = 8;  // outputs per thread along a row...
+inline constexpr int direct_rows = 4;   // ... in this many rows
 
 // How a direct call is cut into blocks (all extents derived from the problem).
 struct direct_blocking {
     std::int64_t strips_per_band;  // strips of a block, across
     std::int64_t column_bands;     // blocks across the output's width
-    std::int64_t rows_per_band;    // output rows of a block
+    std::int64_t rows_per_band;    // output rows of a block (a multiple of direct_rows)
     std::int64_t row_bands;        // blocks down the output's height
     std::int64_t planes;           // output planes (sample, out channel) per block
     std::int64_t kernel_pitch;     // the filter's row in shared memory: kernel width rounded up to the strip

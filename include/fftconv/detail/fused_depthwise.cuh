@@ -4,8 +4,8 @@
 // filter spectrum goes through device memory between the image and y.
 //
 // Why it works with paired tiles: the two real tiles a, b of a pair belong to
-// the same image (even tile slots, workspace_layout.hpp), so the same filter
-// w applies to both, and the product is linear:
+// the same output channel (workspace_layout.hpp), so the same filter w
+// applies to both, and the product is linear:
 //   IFFT(FFT(a + i b) * conj(W)) = (a (*) w) + i (b (*) w),
 // each correlation real (A conj(W) and B conj(W) are Hermitian). So no split
 // of the pair's spectrum is needed: the full T x T grid is multiplied by
@@ -21,42 +21,34 @@
 
 namespace fftconv::detail {
 
-// Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
-// tile_slots + tile of output channel o, from input channel
-// (first_out + o) / multiplier of `source` (first_out: the pass's output
-// channel 0 in the whole problem). filter[bin * filter_bin_stride + o] is
-// output channel o's spectrum (bins T x (T/2 + 1), scaled by 1/T^2).
-template <class Geometry>
-__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
-    depthwise_tiles(image_tiles<Geometry> source, const float2* __restrict__ filter, std::int64_t filter_bin_stride,
-                    std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
-                    std::int64_t tile_count, std::int64_t first_pair) {
-    constexpr int T = Geometry::static_extents.tile_extent;
-    constexpr int pitch = T + 1, pairs = fused_pairs(T), freq_cols = T / 2 + 1;
-    extern __shared__ float2 shared[];
-    const int lane = threadIdx.x, group = threadIdx.y;
-    float2* z = shared + group * T * pitch;
-    const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
-
-    // The pair's image: output image (o, b) reads input image (c, b).
-    const std::int64_t image = n0 / source.tile_slots, tile = n0 % source.tile_slots;
-    const std::int64_t o = image / sink.batch, b = image % sink.batch;
-    const std::int64_t c = (first_out + o) / multiplier;
-    const std::int64_t input0 = (c * source.batch + b) * source.tile_slots + tile;
-    tile_window wa = tile_window{}, wb = tile_window{};
-    if (n0 < tile_count) wa = source.window(input0);
-    if (n0 + 1 < tile_count) wb = source.window(input0 + 1);
-
-    load_pair<T>(z, lane, source.data(), wa, wb, 1.0f);
-    __syncthreads();
-    transform_row<T, false>(z, lane, max(wa.rows, wb.rows));
+// Input tiles real_input + i imag_input (negative: none) -> z, transformed,
+// times conj(W) of the filter `w` (the output channel's spectrum, bin stride
+// filter_bin_stride), inverse transformed, written to output tiles real_tile
+// and imag_tile (negative: not written). With stop_if_not_finite, returns
+// false right after the load when a loaded value (in any thread of the block)
+// is not finite; else true.
+template <int T, class Geometry>
+__device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_tiles<Geometry>& source,
+                                               std::int64_t real_input, std::int64_t imag_input, const float2* w,
+                                               std::int64_t filter_bin_stride, const output_tiles<Geometry>& sink,
+                                               std::int64_t real_tile, std::int64_t imag_tile,
+                                               std::int64_t tile_count, bool stop_if_not_finite) {
+    constexpr int pitch = T + 1, freq_cols = T / 2 + 1;
+    int rows = 0;
+    {
+        const tile_window wa = real_input >= 0 ? source.window(real_input) : tile_window{};
+        const tile_window wb = imag_input >= 0 ? source.window(imag_input) : tile_window{};
+        const bool finite = __syncthreads_and(load_pair<T>(z, lane, source.data(), wa, wb, 1.0f));  // + barrier
+        if (!finite && stop_if_not_finite) return false;
+        rows = max(wa.rows, wb.rows);
+    }
+    transform_row<T, false>(z, lane, rows);
     __syncthreads();
 
-    // Forward column `lane`, times conj(W) of output channel o, back to z.
+    // Forward column `lane`, times conj(W), back to z.
     {
         float2 v[T];
         transform_column<T, false>(z, lane, v);
-        const float2* w = filter + (n0 < tile_count ? o : 0);
 #pragma unroll
         for (int k = 0; k < T; ++k) {
             const int r = bit_reversed<T>.index[k];
@@ -73,7 +65,57 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     // Inverse rows, then columns straight to y.
     transform_row<T, true>(z, lane);
     __syncthreads();
-    write_pair<T>(z, lane, sink, n0, tile_count);
+    write_pair<T>(z, lane, sink, real_tile, imag_tile, tile_count);
+    return true;
+}
+
+// depthwise_pair for one tile (the rare path of non-finite inputs): not
+// inlined, so that the kernel's registers stay those of the common path.
+template <int T, class Geometry>
+__device__ __noinline__ void depthwise_alone(float2* z, int lane, const image_tiles<Geometry>& source,
+                                             std::int64_t input, const float2* w, std::int64_t filter_bin_stride,
+                                             const output_tiles<Geometry>& sink, std::int64_t tile,
+                                             std::int64_t tile_count) {
+    depthwise_pair<T>(z, lane, source, input, -1, w, filter_bin_stride, sink, tile, -1, tile_count, false);
+}
+
+// Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
+// tile_slots + tile of output channel o, from input channel
+// (first_out + o) / multiplier of `source` (first_out: the pass's output
+// channel 0 in the whole problem). filter[bin * filter_bin_stride + o] is
+// output channel o's spectrum (bins T x (T/2 + 1), scaled by 1/T^2).
+//
+// A pair (n, n + 1) may span two samples of the same output channel (the
+// layout gives a depthwise problem even tile slots only when batch x tiles
+// is odd): one filter serves both. A non-finite input would then reach the
+// other sample, so a block whose pairs hold one transforms each of its tiles
+// alone (imaginary part zero), and only the tiles whose window holds it see it.
+template <class Geometry>
+__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
+    depthwise_tiles(image_tiles<Geometry> source, const float2* __restrict__ filter, std::int64_t filter_bin_stride,
+                    std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
+                    std::int64_t tile_count, std::int64_t first_pair) {
+    constexpr int T = Geometry::static_extents.tile_extent;
+    constexpr int pitch = T + 1, pairs = fused_pairs(T);
+    extern __shared__ float2 shared[];
+    const int lane = threadIdx.x, group = threadIdx.y;
+    float2* z = shared + group * T * pitch;
+    const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
+
+    // The pair's input tiles: output tile n (o, b, tile) reads input channel c's (b, tile).
+    const std::int64_t image = n0 / source.tile_slots, tile = n0 % source.tile_slots;
+    const std::int64_t o = image / sink.batch, b = image % sink.batch;
+    const std::int64_t c = (first_out + o) / multiplier;
+    const std::int64_t input0 = (c * source.batch + b) * source.tile_slots + tile;
+    const std::int64_t in_a = n0 < tile_count ? input0 : -1, in_b = n0 + 1 < tile_count ? input0 + 1 : -1;
+    const float2* w = filter + (n0 < tile_count ? o : 0);
+
+    if (depthwise_pair<T>(z, lane, source, in_a, in_b, w, filter_bin_stride, sink, n0, n0 + 1, tile_count, true))
+        return;
+    // Some loaded value is not finite: each tile alone, in the real part.
+    depthwise_alone<T>(z, lane, source, in_a, w, filter_bin_stride, sink, n0, tile_count);
+    __syncthreads();  // z is read to the end of the first
+    depthwise_alone<T>(z, lane, source, in_b, w, filter_bin_stride, sink, n0 + 1, tile_count);
 }
 
 template <class Geometry>

@@ -153,11 +153,13 @@ struct output_tiles {
 // z = a + i b for the pair's windows (zero outside them), times `scale`:
 // thread `lane` loads column `lane` of every row (coalesced across the warp),
 // `chunk` rows at a time, all of a chunk's loads in flight before the first
-// is used (one load per iteration was latency-bound).
+// is used (one load per iteration was latency-bound). Returns whether every
+// value this thread loaded was finite.
 template <int T>
-__device__ __forceinline__ void load_pair(float2* z, int lane, const float* data, const tile_window& wa,
+__device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data, const tile_window& wa,
                                           const tile_window& wb, float scale) {
     constexpr int pitch = T + 1, chunk = 16;
+    bool finite = true;
 #pragma unroll 1
     for (int base = 0; base < T; base += chunk) {
         float va[chunk], vb[chunk];
@@ -170,8 +172,12 @@ __device__ __forceinline__ void load_pair(float2* z, int lane, const float* data
                         ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
         }
 #pragma unroll
-        for (int u = 0; u < chunk; ++u) z[(base + u) * pitch + lane] = float2{scale * va[u], scale * vb[u]};
+        for (int u = 0; u < chunk; ++u) {
+            finite = finite && isfinite(va[u]) && isfinite(vb[u]);
+            z[(base + u) * pitch + lane] = float2{scale * va[u], scale * vb[u]};
+        }
     }
+    return finite;
 }
 
 // Row `lane` of z, transformed in place (natural order), when lane < rows:
@@ -198,23 +204,24 @@ __device__ __forceinline__ void transform_column(const float2* z, int lane, floa
 }
 
 // Inverse column `lane` of z straight to y (coalesced across the warp): its
-// first To rows are outputs; real part tile n0, imaginary part tile n0 + 1,
-// each plus the output channel's bias.
+// first To rows are outputs; the real part is output tile real_tile, the
+// imaginary part tile imag_tile (each skipped when outside [0, tile_count)),
+// each plus its output channel's bias.
 template <int T, class Geometry>
 __device__ __forceinline__ void write_pair(const float2* z, int lane, const output_tiles<Geometry>& sink,
-                                           std::int64_t n0, std::int64_t tile_count) {
-    if (lane >= sink.geo.out_tile_width() || n0 >= tile_count) return;
+                                           std::int64_t real_tile, std::int64_t imag_tile, std::int64_t tile_count) {
+    const bool real = real_tile >= 0 && real_tile < tile_count, imag = imag_tile >= 0 && imag_tile < tile_count;
+    if (lane >= sink.geo.out_tile_width() || !(real || imag)) return;
     float2 v[T];
     transform_column<T, true>(z, lane, v);
-    const tile_window wa = sink.window(n0);
-    const tile_window wb = n0 + 1 < tile_count ? sink.window(n0 + 1) : tile_window{};
-    // A pair never spans two images (even tile slots): one bias for both.
-    const float bias = sink.bias_of(n0);
+    const tile_window wa = real ? sink.window(real_tile) : tile_window{};
+    const tile_window wb = imag ? sink.window(imag_tile) : tile_window{};
+    const float bias_a = real ? sink.bias_of(real_tile) : 0.0f, bias_b = imag ? sink.bias_of(imag_tile) : 0.0f;
 #pragma unroll
     for (int k = 0; k < T; ++k) {
         const int r = bit_reversed<T>.index[k];
-        if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x + bias;
-        if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y + bias;
+        if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x + bias_a;
+        if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y + bias_b;
     }
 }
 
@@ -327,7 +334,8 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     // To rows are the outputs, straight to y.
     transform_row<T, true>(shared + group * T * pitch, lane);
     __syncthreads();
-    write_pair<T>(shared + group * T * pitch, lane, sink, block_first + 2 * group, tile_count);
+    const std::int64_t n0 = block_first + 2 * group;
+    write_pair<T>(shared + group * T * pitch, lane, sink, n0, n0 + 1, tile_count);
 }
 
 // Opts a kernel in to more than 48 KiB of dynamic shared memory (on the

@@ -111,7 +111,13 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.tiles_high = ceil_div(p.out_height(), g.out_tile_height());
     t.tiles_wide = ceil_div(p.out_width(), g.out_tile_width());
     t.tiles_per_image = t.tiles_high * t.tiles_wide;
-    t.tile_slots = g.fused() ? (t.tiles_per_image + 1) / 2 * 2 : t.tiles_per_image;
+    // Fused transforms pair tiles n, n + 1 (n even) in one complex transform.
+    // A pair must not span two images (a NaN in one would reach the other),
+    // so each image gets an even number of slots; depthwise pairs may span two
+    // samples of one channel (fused_depthwise.cuh isolates non-finite inputs
+    // itself), so only a channel's batch x tiles must be even.
+    const bool depthwise_pairs = g.fused() && is_depthwise(p) && p.batch * t.tiles_per_image % 2 == 0;
+    t.tile_slots = g.fused() && !depthwise_pairs ? (t.tiles_per_image + 1) / 2 * 2 : t.tiles_per_image;
     t.gemm_rows = p.batch * t.tile_slots;
     t.input_transforms = p.in_channels * t.gemm_rows;
     t.filter_transforms = p.group_in_channels() * p.out_channels;  // each output channel's group
