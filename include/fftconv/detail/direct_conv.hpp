@@ -1,17 +1,17 @@
-// fftconv/detail/direct_conv.hpp — conv2d without transforms, for the problems
-// where a transform cannot pay: small images (a 7 x 7 or 14 x 14 output still
-// needs a whole tile, mostly padding and overlap) with few input channels per
-// group (depthwise above all: no channel sum for a GEMM to use).
+// fftconv/detail/direct_conv.hpp — depthwise conv2d without transforms, for
+// the problems where a transform cannot pay (small kernels: a tile is mostly
+// overlap). Depthwise only: with a channel sum the spectral GEMM shares each
+// transform over all channels, and a direct sum over many channels and taps
+// would need compensated summation to stay within the accuracy bar.
 //
 // Each block holds, per output plane it computes, the input window of a band
 // of output rows and columns (zero padding included) and the filter in shared
 // memory; each thread computes direct_rows x direct_strip outputs, each row
-// of inputs read from shared memory once for all of its output rows. Sums run per filter row,
-// then over the rows, then over the input channels (the float error grows
-// with each level's length, not with the whole sum's).
-//
-// Every operator variant (padding, rectangular kernels, groups, bias) is
-// supported; a non-finite input reaches exactly the outputs whose window holds it.
+// of inputs read from shared memory once for all of its output rows. Sums
+// run per filter row, then over the rows (the float error grows with each
+// level's length, not with the whole kernel's). Padding, rectangular kernels,
+// channel multipliers and bias are supported; a non-finite input reaches
+// exactly the outputs whose window holds it.
 #pragma once
 
 #include <cstddef>
@@ -43,7 +43,8 @@ struct direct_blocking {
 // of one plane would not fit in shared memory (the direct path cannot run it).
 direct_blocking direct_blocking_for(const problem& p);
 
-// Whether the direct path can run `p`.
+// Whether the direct path can run `p`: depthwise, and one plane's window
+// and filter fit in shared memory.
 bool direct_supports(const problem& p);
 
 // y = conv2d(x, w) + bias (bias may be null), on `stream`. `p` must be supported.
