@@ -78,22 +78,12 @@ std::size_t free_device_bytes() {
 
 // The row of the generic path forced to a compiled configuration's tile extent.
 constexpr const char* generic_row = "fftconv-generic";
-// The rows of the path the dispatch did not take, where the direct path can
-// run the shape: the transforms at the heuristic's tile extent when it chose
-// the direct path, the direct path when it chose the transforms.
-constexpr const char* fft_row = "fftconv-fft";
-constexpr const char* direct_row = "fftconv-direct";
-
-// How run_fftconv's context is told to route (defaults: the dispatch decides).
-struct forced_route {
-    int tile_extent = 0;  // > 0: the generic path at this tile extent
-    bool direct = false;  // the direct path (where it can run the shape)
-};
 
 // fftconv on one shape in a fresh context (so its memory is this shape's
-// alone), adding `bias` (null: none), routed as `forced` says. The decision it
-// ran under goes to *decision when that is non-null.
-bench::algorithm_result run_fftconv(const problem& p, forced_route forced, const float* x, const float* w,
+// alone), adding `bias` (null: none); forced_tile > 0 forces the generic path
+// at that tile extent. The decision it ran under goes to *decision when that
+// is non-null.
+bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const float* x, const float* w,
                                     const float* bias, float* y, const std::vector<double>& exact, const options& o,
                                     const bench::l2_flusher* flusher, cudaStream_t stream,
                                     dispatch_decision* decision = nullptr) {
@@ -101,8 +91,7 @@ bench::algorithm_result run_fftconv(const problem& p, forced_route forced, const
     r.name = "fftconv";
     const std::size_t free_before = free_device_bytes();
     context ctx(stream);
-    ctx.force_tile_extent(forced.tile_extent);
-    ctx.force_direct(forced.direct);
+    ctx.force_tile_extent(forced_tile);
     const dispatch_decision d = ctx.plan(p);
     if (decision != nullptr) *decision = d;
     r.detail = std::string(to_string(d.path)) + " T=" + std::to_string(d.geometry.tile_extent());
@@ -215,34 +204,15 @@ int main(int argc, char** argv) {
                 bench::progress("  fftconv: " + std::to_string(o.repetitions) + " timed calls");
                 dispatch_decision d{};
                 sr.algorithms.push_back(attempt("fftconv", [&] {
-                    return run_fftconv(p, {}, x.data(), w.data(), bias, y.data(), exact, o, flush, stream, &d);
+                    return run_fftconv(p, 0, x.data(), w.data(), bias, y.data(), exact, o, flush, stream, &d);
                 }));
-                // The path not taken, measured beside the one taken (direct vs transforms).
-                const bool direct_possible = [&] {
-                    context probe(stream);
-                    probe.force_direct(true);
-                    return probe.plan(p).path == path_kind::direct;
-                }();
-                if (o.compare_paths && sr.algorithms.back().ran && direct_possible && !o.reuse_filter &&
-                    (d.path == path_kind::direct || d.path == path_kind::generic)) {
-                    const bool to_fft = d.path == path_kind::direct;
-                    const char* name = to_fft ? fft_row : direct_row;
-                    const forced_route other = to_fft ? forced_route{choose_tile_extent(p), false} : forced_route{0, true};
-                    bench::progress(std::string("  ") + name + ": " + std::to_string(o.repetitions) + " timed calls");
-                    auto r = attempt(name, [&] {
-                        return run_fftconv(p, other, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
-                    });
-                    r.name = name;
-                    if (r.ran) r.detail += " (forced)";
-                    sr.algorithms.push_back(std::move(r));
-                }
                 if (o.compare_generic && sr.algorithms.back().ran && d.path == path_kind::compiled) {
                     // Same inputs, same reference, same tile extent; runtime geometry.
                     const int t = d.geometry.tile_extent();
                     bench::progress("  fftconv, generic path forced to the compiled T=" + std::to_string(t) +
                                     ": " + std::to_string(o.repetitions) + " timed calls");
                     auto r = attempt(generic_row, [&] {
-                        return run_fftconv(p, {t, false}, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
+                        return run_fftconv(p, t, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
                     });
                     r.name = generic_row;
                     if (r.ran) r.detail += " (forced)";
@@ -269,7 +239,7 @@ int main(int argc, char** argv) {
                     bench::progress("  fftconv, tile extent " + std::to_string(t));
                     const std::string name = "fftconv_T" + std::to_string(t);
                     auto r = attempt(name, [&] {
-                        return run_fftconv(p, {t, false}, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
+                        return run_fftconv(p, t, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
                     });
                     r.name = name;
                     sr.algorithms.push_back(std::move(r));

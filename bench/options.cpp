@@ -153,16 +153,13 @@ options parse_options(int argc, char** argv) {
     app.add_option("--reps", o.repetitions, "Timed calls per algorithm and shape")
         ->check(CLI::Range(1, max_repetitions))
         ->capture_default_str();
-    bool no_flush = false, no_cudnn = false, no_generic = false, no_paths = false;
+    bool no_flush = false, no_cudnn = false, no_generic = false;
     app.add_flag("--no-flush", no_flush, "Do not flush L2 before each timed call");
     app.add_flag("--reuse-filter", o.reuse_filter, "Transform the filter once and reuse it (inference)");
     app.add_flag("--no-cudnn", no_cudnn, "Skip the cuDNN peers");
     app.add_flag("--no-generic", no_generic,
                  "Skip the generic-path comparison (by default every shape on a compiled configuration is "
                  "also timed on the generic path forced to the same tile extent: row fftconv-generic)");
-    app.add_flag("--no-path-comparison", no_paths,
-                 "Skip the direct-vs-transforms comparison (by default, where the direct path can run a shape, "
-                 "the path the dispatch did not take is timed too: row fftconv-fft or fftconv-direct)");
     app.add_option("--tiles", o.tile_sweep,
                    "Sweep: fftconv on the generic path with each forced tile extent (T >= KH and KW; others skipped)")
         ->delimiter(',')
@@ -185,7 +182,6 @@ options parse_options(int argc, char** argv) {
     o.flush = !no_flush;
     o.cudnn = !no_cudnn;
     o.compare_generic = !no_generic;
-    o.compare_paths = !no_paths;
     for (const std::string& s : shapes) o.shapes.push_back(parse_shape(s));
     if (!o.shapes.empty()) o.suite = "custom";
     return o;

@@ -30,10 +30,6 @@ struct options {
     // forced to the same tile extent (row "fftconv-generic"): what the
     // compile-time specialisation gains. Off with --no-generic.
     bool compare_generic = true;
-    // Where the direct path can run a shape, also time the path the dispatch
-    // did not take (row "fftconv-fft" or "fftconv-direct"): the dispatch's
-    // choice, measured. Off with --no-path-comparison.
-    bool compare_paths = true;
     std::string out_prefix = "fftconv-bench";
     std::string commit;  // parse_options: --commit, else the build's (version.hpp, 'unknown' outside git)
 };

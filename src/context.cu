@@ -7,7 +7,6 @@
 
 #include "dispatch_table.hpp"
 #include "fftconv/context.hpp"
-#include "fftconv/detail/direct_conv.hpp"
 #include "fftconv/detail/pipeline.cuh"
 #include "fftconv/detail/pointer_check.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
@@ -70,8 +69,6 @@ void context::force_tile_extent(int t) {
     engine_->forced_tile_extent = t;
 }
 
-void context::force_direct(bool on) { engine_->forced_direct = on; }
-
 void context::set_workspace_limit(std::size_t bytes) { engine_->workspace_limit = bytes; }
 std::size_t context::workspace_limit() const noexcept { return engine_->workspace_limit; }
 
@@ -79,19 +76,14 @@ void context::release() { engine_->release(); }
 
 namespace {
 
-// A call with a filter spectrum runs a transform path (`direct` never).
-detail::route route_of(const detail::engine& e, const problem& p,
-                       detail::direct_use direct = detail::direct_use::automatic) {
-    if (direct == detail::direct_use::automatic && e.forced_direct) direct = detail::direct_use::always;
-    return detail::find_route(e.registered, p, e.forced_tile_extent, direct);
+detail::route route_of(const detail::engine& e, const problem& p) {
+    return detail::find_route(e.registered, p, e.forced_tile_extent);
 }
 
-// Runs the call on its route: the specialization's pipeline, the direct
-// path (filter.w is then set), or the generic pipeline.
+// Runs the call on its route: the specialization's pipeline, or the generic one.
 void run(detail::engine& e, const detail::route& r, const problem& p, const float* x,
          const detail::filter_input& filter, const float* bias, float* y) {
     if (r.entry != nullptr) r.entry->run(e, p, x, filter, bias, y);
-    else if (r.decision.path == path_kind::direct) detail::direct_conv(p, x, filter.w, bias, y, e.stream());
     else detail::run_pipeline(e, p, r.decision.geometry, x, filter, bias, y);
 }
 
@@ -106,15 +98,13 @@ void context::add_specialization(const specialization& s) {
 }
 
 std::size_t context::workspace_size(const problem& p) const {
-    const dispatch_decision d = route_of(*engine_, p).decision;
-    if (d.path == path_kind::direct) return 0;  // shared memory only
-    return detail::plan_passes(*engine_, p, d.geometry.tile_extent(), true).workspace;
+    const int tile_extent = route_of(*engine_, p).decision.geometry.tile_extent();
+    return detail::plan_passes(*engine_, p, tile_extent, true).workspace;
 }
 
 void context::reserve(const problem& p) {
     engine_->begin_call();
-    const dispatch_decision d = route_of(*engine_, p).decision;
-    if (d.path != path_kind::direct) (void)detail::prepare(*engine_, p, d.geometry.tile_extent(), true);
+    (void)detail::prepare(*engine_, p, route_of(*engine_, p).decision.geometry.tile_extent(), true);
 }
 
 void context::conv2d(const problem& p, const float* x, const float* w, const float* bias, float* y) {
@@ -128,7 +118,7 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
     engine_->begin_call();
     validate(p);
     detail::require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), engine_->device(), "w");
-    const detail::route r = route_of(*engine_, p, detail::direct_use::never);
+    const detail::route r = route_of(*engine_, p);
     filter_spectrum made(r.decision.geometry, p.groups);
     void* spectrum = made.data_.get();
     if (r.entry != nullptr) r.entry->transform_filter(*engine_, p, w, spectrum);
@@ -140,7 +130,7 @@ void context::conv2d(const problem& p, const float* x, const filter_spectrum& w,
     require_pointer(w.data(), "the filter spectrum (moved from?)");
     detail::check_operands(*engine_, p, x, nullptr, bias, y);
     const tile_geometry<>& made_for = w.geometry();
-    const detail::route route = route_of(*engine_, p, detail::direct_use::never);
+    const detail::route route = route_of(*engine_, p);
     const tile_geometry<> runs_with = route.decision.geometry;
     if (made_for != runs_with || w.groups() != p.groups)
         detail::throw_invalid(

@@ -9,7 +9,6 @@
 #include "dispatch_table.hpp"
 #include "fftconv/compiled_configs.hpp"
 #include "fftconv/detail/check.hpp"
-#include "fftconv/detail/direct_conv.hpp"
 
 namespace fftconv::detail {
 namespace {
@@ -32,8 +31,7 @@ dispatch_decision decision(path_kind path, const problem& p, int tile_extent) {
 
 std::span<const specialization> compiled_specializations() noexcept { return table; }
 
-route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent,
-                 direct_use direct) {
+route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent) {
     validate(p);
     const std::int64_t kernel = std::max(p.kernel.height, p.kernel.width);
     if (forced_tile_extent < 0 ||
@@ -46,11 +44,7 @@ route find_route(std::span<const specialization> registered, const problem& p, i
         if (matches(it->config, p)) return {&*it, decision(path_kind::registered, p, it->config.tile_extent)};
     for (const specialization& s : table)
         if (matches(s.config, p)) return {&s, decision(path_kind::compiled, p, s.config.tile_extent)};
-    const int tile_extent = choose_tile_extent(p);
-    if (direct != direct_use::never && direct_supports(p) &&
-        (direct == direct_use::always || direct_is_faster(p, tile_extent)))
-        return {nullptr, decision(path_kind::direct, p, int(kernel))};
-    return {nullptr, decision(path_kind::generic, p, tile_extent)};
+    return {nullptr, decision(path_kind::generic, p, choose_tile_extent(p))};
 }
 
 }  // namespace fftconv::detail

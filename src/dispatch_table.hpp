@@ -25,22 +25,8 @@ struct route {
     dispatch_decision decision;
 };
 
-// When the direct path runs a problem (fftconv/detail/direct_conv.hpp).
-enum class direct_use {
-    automatic,  // when the cost model says it is faster
-    never,      // a filter spectrum is given: the call runs a transform path
-    always,     // whenever it can (context::force_direct, a tuning aid)
-};
-
 // Validates `p` and `forced_tile_extent`, then looks in `registered` (latest
-// first), then in the compiled table, then asks whether the direct path runs
-// it, unless a tile extent is forced.
-route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent,
-                 direct_use direct = direct_use::automatic);
-
-// The cost model's verdict (src/tile_heuristic.cpp): the direct path is
-// expected to be faster than the generic path with `tile_extent` (its choice
-// for `p`, validated).
-bool direct_is_faster(const problem& p, int tile_extent);
+// first), then in the compiled table, unless a tile extent is forced.
+route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent);
 
 }  // namespace fftconv::detail

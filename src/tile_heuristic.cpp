@@ -21,19 +21,13 @@
 // (fused_depthwise.cuh), bound by its FFT arithmetic and shared-memory
 // traffic: H200 runs took 67 ns per 64 x 64 pair (64 x 128 x 56^2, K = 31:
 // 16384 pairs in 1.10 ms), so a pair costs T^2 log2(T) x 2.7 ps.
-//
-// The direct path (direct_conv.hpp) is priced by the multiply-adds of the
-// outputs it computes (bands and strips rounded up) and the floats its blocks
-// load into shared memory; each path adds launch_seconds per kernel it
-// launches (small problems are all launch). The direct path runs depthwise
-// problems when it is the cheaper.
+// Each path adds launch_seconds per kernel it launches (small problems are
+// all launch).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
 
-#include "dispatch_table.hpp"
-#include "fftconv/detail/direct_conv.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
 #include "fftconv/dispatch.hpp"
 
@@ -44,8 +38,6 @@ constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
 constexpr double fused_pair_seconds_per_point = 2.7e-12;  // per T^2 log2(T)
-constexpr double direct_macs_per_second = 20e12;
-constexpr double direct_loads_per_second = 1e12;  // floats into shared memory
 constexpr double launch_seconds = 3e-6;
 
 // Every extent 2^a 3^b 5^c 7^d in [lo, hi] (unordered): a few hundred below
@@ -125,23 +117,4 @@ int choose_tile_extent(const problem& p) {
     return int(best);
 }
 
-namespace detail {
-
-bool direct_is_faster(const problem& p, int tile_extent) {
-    // Only depthwise problems: with a channel sum the direct path reloads its
-    // window per input channel, and the spectral GEMM shares each transform
-    // over all channels (H200: 64^2, K = 4, 32 channels took 0.30 ms direct,
-    // 0.025 ms by transforms).
-    if (!is_depthwise(p)) return false;
-    const direct_blocking k = direct_blocking_for(p);
-    const double blocks = double((p.batch * p.out_channels + k.planes - 1) / k.planes * k.row_bands * k.column_bands);
-    const double computed = double(p.batch * p.out_channels) * double(k.rows_per_band * k.row_bands) *
-                            double(k.strips_per_band * k.column_bands * direct_strip);
-    const double macs = computed * double(p.kernel.height * p.kernel.width);
-    const double loaded = blocks * double(k.shared_bytes) / sizeof(float);
-    const double direct_seconds = launch_seconds + macs / direct_macs_per_second + loaded / direct_loads_per_second;
-    return direct_seconds < estimated_seconds(p, tile_extent);
-}
-
-}  // namespace detail
 }  // namespace fftconv

@@ -80,11 +80,6 @@ public:
     // (a tuning aid; problems with kernel_extent > t are rejected).
     void force_tile_extent(int t);
 
-    // true: every problem the direct path can run takes it (a tuning aid, as
-    // above; a forced tile extent wins). false (the default): the dispatch's
-    // cost model decides.
-    void force_direct(bool on);
-
     // The most device memory the workspace may take (bytes). Problems that
     // need more run in passes within it. Default: no limit beyond the
     // device's free memory. Takes effect at the next call; a workspace

@@ -23,19 +23,15 @@ enum class path_kind {
     compiled,    // a configuration compiled into the library
     registered,  // a configuration of the caller's, added to the context
     generic,     // the FFT pipeline with runtime geometry
-    direct,      // no transforms: small outputs with few input channels per group
-                 // (depthwise), where a tile would be mostly padding and overlap
 };
 
-// "compiled", "registered", "generic", "direct"
+// "compiled", "registered", "generic"
 const char* to_string(path_kind k) noexcept;
 
 struct dispatch_decision {
     path_kind path = path_kind::generic;
     // The extents the call runs with: the problem's kernel extent and
-    // channels, and the configuration's or the generic path's tile extent
-    // (the direct path has no tiles: its tile extent is the kernel's larger
-    // extent, and means nothing).
+    // channels, and the configuration's or the generic path's tile extent.
     tile_geometry<> geometry{};
 
     friend constexpr bool operator==(const dispatch_decision&, const dispatch_decision&) = default;
@@ -52,12 +48,9 @@ constexpr bool matches(const tile_config& c, const problem& p) {
            p.out_channels == c.channels;
 }
 
-// Validates `p`, then picks its path: a compiled configuration when one
-// matches, else the direct path when its cost model beats the FFT's (see
-// src/tile_heuristic.cpp; measured by fftconv-bench's fftconv-direct and
-// fftconv-fft rows), else the generic path. forced_tile_extent > 0 skips the
-// table and the direct path and runs the generic path with that tile extent
-// (kernel_extent <= t <= 65536).
+// Validates `p`, then picks its path among the compiled configurations and
+// the generic path. forced_tile_extent > 0 skips the table and runs the
+// generic path with that tile extent (kernel_extent <= t <= 65536).
 dispatch_decision choose_dispatch(const problem& p, int forced_tile_extent = 0);
 
 // The generic path's tile extent for `p` (validated): the cuFFT-friendly

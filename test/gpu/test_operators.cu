@@ -66,43 +66,6 @@ TEST_CASE("outputs that see only padding are exactly the bias, also beside many 
     }
 }
 
-TEST_CASE("the direct path: every depthwise variant, forced, and the dispatch's own choices") {
-    context ctx;
-    ctx.force_direct(true);
-    std::uint64_t seed = 1700;
-    for (const problem& p : {
-             make(2, 12, 12, 31, 30, 9, same_padding(9), 12),     // 'same', odd sizes
-             make(1, 6, 12, 25, 19, 7, same_padding(7), 6),       // channel multiplier 2
-             make(3, 8, 8, 17, 17, 5, {9, 2}, 8),                 // padding beyond the kernel
-             make(2, 6, 6, 20, 33, 6, same_padding(6), 6),        // even K
-             make(8, 4, 8, 9, 11, 3, 1, 4),                       // batch 8, small image, multiplier 2
-             make(2, 4, 4, 30, 41, 1, 0, 4),                      // 1 x 1
-             make(2, 6, 6, 40, 37, {1, 9}, same_padding({1, 9}), 6),   // 1 x K
-             make(2, 6, 6, 40, 37, {13, 3}, same_padding({13, 3}), 6), // K x 3
-             make(2, 16, 16, 300, 250, 31, same_padding(31), 16), // several row and column bands
-             make(64, 32, 32, 7, 7, 13, same_padding(13), 32),    // many planes per block
-             make(1, 3, 3, 64, 64, 64, 0, 3),                     // kernel = image: one output
-         }) {
-        CAPTURE(to_string(p));
-        REQUIRE(ctx.plan(p).path == path_kind::direct);
-        CHECK(ctx.workspace_size(p) == 0);
-        for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
-        // A filter spectrum runs the transforms: reuse still works on a direct-path problem.
-        check_both_kinds(ctx, p, true, true, seed += 2);
-    }
-    // Dense and grouped problems never take it, forced or not.
-    CHECK(ctx.plan(make(2, 8, 8, 37, 29, 7, same_padding(7), 1)).path != path_kind::direct);
-    CHECK(ctx.plan(make(2, 8, 8, 37, 29, 7, same_padding(7), 4)).path != path_kind::direct);
-    // The dispatch's own choice (no forcing), whichever path it takes, on small depthwise shapes.
-    context automatic;
-    for (const problem& p : {make(8, 256, 256, 7, 7, 13, 6, 256), make(4, 128, 128, 14, 14, 3, 1, 128),
-                             make(4, 96, 96, 28, 28, 7, 3, 96)}) {
-        CAPTURE(to_string(p));
-        CAPTURE(to_string(automatic.plan(p).path));
-        check_both_kinds(automatic, p, true, false, seed += 2);
-    }
-}
-
 TEST_CASE("rectangular kernels: 1 x K, K x 1, and SLaK-style pairs, with padding, groups and bias") {
     context ctx;
     std::uint64_t seed = 2000;

@@ -3,9 +3,9 @@
 // positive uniform [0, 1) inputs, against the float64 oracle; then 1000 more
 // drawing the whole operator (rectangular kernels, padding up to beyond the
 // kernel, groups from 1 to depthwise with channel multipliers, bias on or
-// off; every fifth on the direct path where it can run). Problems whose
-// oracle would exceed oracle_budget multiply-adds are redrawn, so the sweep
-// takes minutes, not hours; the draw still reaches every corner of the ranges.
+// off). Problems whose oracle would exceed oracle_budget multiply-adds are
+// redrawn, so the sweep takes minutes, not hours; the draw still reaches every
+// corner of the ranges.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -74,7 +74,7 @@ TEST_CASE("1000 random problems of the whole operator, both input distributions,
         return std::clamp<std::int64_t>(std::int64_t(std::exp(u)) - 1, lo, hi);
     };
     double worst_l2 = 0, worst_fraction = 0;
-    int depthwise = 0, grouped = 0, padded = 0, rectangular = 0, biased = 0, direct = 0;
+    int depthwise = 0, grouped = 0, padded = 0, rectangular = 0, biased = 0;
     for (int i = 0; i < count; ++i) {
         problem p;
         bool with_bias = false;
@@ -102,9 +102,6 @@ TEST_CASE("1000 random problems of the whole operator, both input distributions,
                 break;
         }
         CAPTURE(i);
-        // Every fifth problem on the direct path wherever it can run (the dispatch picks it for some others).
-        ctx.force_direct(i % 5 == 0);
-        direct += ctx.plan(p).path == path_kind::direct;
         const auto a = testing::check_operator(ctx, p, with_bias, i % 7 == 0, 9000 + 2 * std::uint64_t(i));
         worst_l2 = std::max(worst_l2, a.relative_l2);
         worst_fraction = std::max(worst_fraction, a.worst_fraction);
@@ -115,6 +112,6 @@ TEST_CASE("1000 random problems of the whole operator, both input distributions,
         biased += with_bias;
     }
     std::printf("%d random operator problems x 2 distributions: worst rel_l2=%.3g, worst element %.3f of "
-                "tolerance; %d grouped (%d depthwise), %d padded, %d rectangular, %d with bias, %d on the direct "
-                "path\n", count, worst_l2, worst_fraction, grouped, depthwise, padded, rectangular, biased, direct);
+                "tolerance; %d grouped (%d depthwise), %d padded, %d rectangular, %d with bias\n",
+                count, worst_l2, worst_fraction, grouped, depthwise, padded, rectangular, biased);
 }

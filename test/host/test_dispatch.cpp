@@ -45,7 +45,7 @@ TEST_CASE("every benchmark leaderboard shape lands on its compiled entry") {
             REQUIRE(d.path == path_kind::compiled);
             CHECK(d.geometry == geometry_of_config(*c));
         } else {
-            CHECK((d.path == path_kind::generic || d.path == path_kind::direct));
+            CHECK(d.path == path_kind::generic);
         }
     }
 }
@@ -59,7 +59,7 @@ TEST_CASE("a compiled entry serves every image size and batch with its K and cha
     }
 }
 
-TEST_CASE("problems outside the table take the generic path, or the direct path where it is cheaper") {
+TEST_CASE("problems outside the table take the generic path") {
     for (const problem& p : {problem{1, 16, 16, 32, 32, 4},      // leaderboard test shape, K = 4
                              problem{1, 2, 3, 17, 17, 17},       // kernel = image
                              problem{4, 64, 32, 128, 128, 8},    // in != out
@@ -70,31 +70,14 @@ TEST_CASE("problems outside the table take the generic path, or the direct path 
         CAPTURE(to_string(p));
         const dispatch_decision d = choose_dispatch(p);
         if (first_fit(p) != nullptr) continue;  // a non-default table may hold it
+        CHECK(d.path == path_kind::generic);
         CHECK(d.geometry.kernel_height() == p.kernel.height);
         CHECK(d.geometry.kernel_width() == p.kernel.width);
         CHECK(d.geometry.in_channels() == p.in_channels);
         CHECK(d.geometry.out_channels() == p.out_channels);
         CHECK(d.geometry.tile_extent() >= p.kernel.height);
-        if (d.path == path_kind::direct) continue;  // no tiles: the tile extent is the kernel's
-        CHECK(d.path == path_kind::generic);
         CHECK(fft_friendly(d.geometry.tile_extent()));
     }
-}
-
-TEST_CASE("the direct path takes the small depthwise problems and leaves large images and dense channels to the FFT") {
-    const auto depthwise = [](std::int64_t batch, std::int64_t channels, std::int64_t size, std::int64_t kernel) {
-        return problem{.batch = batch, .in_channels = channels, .out_channels = channels, .height = size,
-                       .width = size, .kernel = kernel, .padding = kernel / 2, .groups = channels};
-    };
-    // Small images: a tile would be mostly padding and overlap.
-    CHECK(choose_dispatch(depthwise(64, 1024, 7, 13)).path == path_kind::direct);
-    CHECK(choose_dispatch(depthwise(64, 512, 14, 27)).path == path_kind::direct);
-    // Large images with large kernels: the transform's O(log T) per output wins.
-    CHECK(choose_dispatch(depthwise(8, 64, 256, 31)).path == path_kind::generic);
-    // Dense, many channels: the spectral GEMM shares each transform over all channels.
-    CHECK(choose_dispatch(problem{2, 128, 128, 56, 56, 9}).path == path_kind::generic);
-    // A forced tile extent runs the transforms whatever the model says.
-    CHECK(choose_dispatch(depthwise(64, 1024, 7, 13), 16).path == path_kind::generic);
 }
 
 TEST_CASE("the heuristic's tile is cuFFT-friendly, holds the kernel and does not outgrow the image") {

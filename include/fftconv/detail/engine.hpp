@@ -129,8 +129,6 @@ public:
     // 0: automatic (registered specializations, the compiled table, then the
     // generic heuristic).
     int forced_tile_extent = 0;
-    // context::force_direct: the direct path whenever it can run the problem.
-    bool forced_direct = false;
     // Configurations added with context::add_specialization: searched before
     // the compiled table, the latest added first.
     std::vector<specialization> registered;
