@@ -22,25 +22,29 @@
 namespace fftconv::detail {
 
 // Input tiles real_input + i imag_input (negative: none) -> z, transformed,
-// times conj(W) of the filter `w` (the output channel's spectrum, bin stride
-// filter_bin_stride), inverse transformed, written to output tiles real_tile
+// times conj(W) of the filter `w` (the output channel's spectrum, its bins
+// contiguous), inverse transformed, written to output tiles real_tile
 // and imag_tile (negative: not written). With stop_if_not_finite, returns
 // false right after the load when a loaded value (in any thread of the block)
 // is not finite; else true. (Checking the loaded values measured cheaper in
 // registers than checking the spectrum's DC bin: 222 against 255 at T = 64.)
-template <int T, class Geometry>
+template <int T, bool stop_if_not_finite, class Geometry>
 __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_tiles<Geometry>& source,
                                                std::int64_t real_input, std::int64_t imag_input, const float2* w,
-                                               std::int64_t filter_bin_stride, const output_tiles<Geometry>& sink,
+                                               const output_tiles<Geometry>& sink,
                                                std::int64_t real_tile, std::int64_t imag_tile,
-                                               std::int64_t tile_count, bool stop_if_not_finite) {
+                                               std::int64_t tile_count) {
     constexpr int pitch = T + 1, freq_cols = T / 2 + 1;
     int rows = 0;
     {
         const tile_window wa = real_input >= 0 ? source.window(real_input) : tile_window{};
         const tile_window wb = imag_input >= 0 ? source.window(imag_input) : tile_window{};
-        const bool finite = __syncthreads_and(load_pair<T>(z, lane, source.data(), wa, wb, 1.0f));  // + barrier
-        if (!finite && stop_if_not_finite) return false;
+        if constexpr (stop_if_not_finite) {
+            if (!__syncthreads_and(load_pair<T>(z, lane, source.data(), wa, wb, 1.0f))) return false;
+        } else {
+            load_pair<T>(z, lane, source.data(), wa, wb, 1.0f);
+            __syncthreads();
+        }
         rows = max(wa.rows, wb.rows);
     }
     transform_row<T, false>(z, lane, rows);
@@ -56,7 +60,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_
             // W[r][lane]: stored for columns 0..T/2; W[r][s] = conj(W[-r][-s]) past them.
             const bool stored = lane < freq_cols;
             const int fr = stored ? r : (T - r) % T, fs = stored ? lane : T - lane;
-            float2 wk = w[std::int64_t(fr * freq_cols + fs) * filter_bin_stride];
+            float2 wk = w[fr * freq_cols + fs];
             if (!stored) wk.y = -wk.y;
             z[r * pitch + lane] = float2{v[k].x * wk.x + v[k].y * wk.y, v[k].y * wk.x - v[k].x * wk.y};  // v conj(w)
         }
@@ -70,36 +74,31 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_
     return true;
 }
 
-// Blocks per SM the register budget must allow: at T = 16 the rare path's
-// calls would otherwise cost the common path a block (80 registers, not 72).
-constexpr int depthwise_min_blocks(int tile_extent) { return tile_extent == 16 ? 7 : 0; }
-
 // depthwise_pair for one tile (the rare path of non-finite inputs): not
 // inlined, so that the kernel's registers stay those of the common path.
 template <int T, class Geometry>
 __device__ __noinline__ void depthwise_alone(float2* z, int lane, const image_tiles<Geometry>& source,
-                                             std::int64_t input, const float2* w, std::int64_t filter_bin_stride,
-                                             const output_tiles<Geometry>& sink, std::int64_t tile,
+                                             std::int64_t input, const float2* w, const output_tiles<Geometry>& sink, std::int64_t tile,
                                              std::int64_t tile_count) {
-    depthwise_pair<T>(z, lane, source, input, -1, w, filter_bin_stride, sink, tile, -1, tile_count, false);
+    depthwise_pair<T, false>(z, lane, source, input, -1, w, sink, tile, -1, tile_count);
 }
 
 // Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
 // tile_slots + tile of output channel o, from input channel
 // (first_out + o) / multiplier of `source` (first_out: the pass's output
-// channel 0 in the whole problem). filter[bin * filter_bin_stride + o] is
-// output channel o's spectrum (bins T x (T/2 + 1), scaled by 1/T^2).
+// channel 0 in the whole problem). filter[o * bins + bin] is output channel
+// o's spectrum (bins T x (T/2 + 1), scaled by 1/T^2: channel_major_filter).
 //
-// A pair (n, n + 1) may span two samples of the same output channel (the
-// layout gives a depthwise problem even tile slots only when batch x tiles
-// is odd): one filter serves both. A non-finite input would then reach the
-// other sample, so a block whose pairs hold one transforms each of its tiles
-// alone (imaginary part zero), and only the tiles whose window holds it see it.
-template <class Geometry>
-__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent),
-                                  depthwise_min_blocks(Geometry::static_extents.tile_extent))
-    depthwise_tiles(image_tiles<Geometry> source, const float2* __restrict__ filter, std::int64_t filter_bin_stride,
-                    std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
+// With spanning_pairs (odd tile slots: the layout gives a depthwise problem
+// even tile slots only when batch x tiles is odd), a pair (n, n + 1) may span
+// two samples of the same output channel: one filter serves both. A
+// non-finite input would then reach the other sample, so a block whose pairs
+// hold one transforms each of its tiles alone (imaginary part zero), and only
+// the tiles whose window holds it see it. Without, a pair is two tiles of one
+// image and the check costs nothing.
+template <class Geometry, bool spanning_pairs>
+__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
+    depthwise_tiles(image_tiles<Geometry> source, const float2* __restrict__ filter, std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
                     std::int64_t tile_count, std::int64_t first_pair) {
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = fused_pairs(T);
@@ -114,29 +113,31 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     const std::int64_t c = (first_out + o) / multiplier;
     const std::int64_t input0 = (c * source.batch + b) * source.tile_slots + tile;
     const std::int64_t in_a = n0 < tile_count ? input0 : -1, in_b = n0 + 1 < tile_count ? input0 + 1 : -1;
-    const float2* w = filter + (n0 < tile_count ? o : 0);
+    const float2* w = filter + (n0 < tile_count ? o : 0) * (T * (T / 2 + 1));
 
-    if (depthwise_pair<T>(z, lane, source, in_a, in_b, w, filter_bin_stride, sink, n0, n0 + 1, tile_count, true))
+    if (depthwise_pair<T, spanning_pairs>(z, lane, source, in_a, in_b, w, sink, n0, n0 + 1, tile_count))
         return;
-    // Some loaded value is not finite: each tile alone, in the real part.
-    depthwise_alone<T>(z, lane, source, in_a, w, filter_bin_stride, sink, n0, tile_count);
-    __syncthreads();  // z is read to the end of the first
-    depthwise_alone<T>(z, lane, source, in_b, w, filter_bin_stride, sink, n0 + 1, tile_count);
+    if constexpr (spanning_pairs) {
+        // Some loaded value is not finite: each tile alone, in the real part.
+        depthwise_alone<T>(z, lane, source, in_a, w, sink, n0, tile_count);
+        __syncthreads();  // z is read to the end of the first
+        depthwise_alone<T>(z, lane, source, in_b, w, sink, n0 + 1, tile_count);
+    }
 }
 
 template <class Geometry>
 void launch_depthwise_tiles(engine& e, const image_tiles<Geometry>& source, const float2* filter,
-                            std::int64_t filter_bin_stride, std::int64_t first_out, std::int64_t multiplier,
+                            std::int64_t first_out, std::int64_t multiplier,
                             const output_tiles<Geometry>& sink, std::int64_t tile_count, cudaStream_t stream) {
     constexpr int T = Geometry::static_extents.tile_extent;
-    const auto kernel = depthwise_tiles<Geometry>;
+    const auto kernel = source.tile_slots % 2 != 0 ? depthwise_tiles<Geometry, true> : depthwise_tiles<Geometry, false>;
     allow_shared_bytes(kernel, fused_shared_bytes(T));
     e.log_launch(reinterpret_cast<const void*>(kernel));
     const std::int64_t pair_count = (tile_count + 1) / 2;
     for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
         const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
         kernel<<<blocks, dim3(T, fused_pairs(T)), fused_shared_bytes(T), stream>>>(
-            source, filter, filter_bin_stride, first_out, multiplier, sink, tile_count, first);
+            source, filter, first_out, multiplier, sink, tile_count, first);
         FFTCONV_CHECK_LAUNCH();
     }
 }

@@ -37,6 +37,13 @@ struct channel_groups {
     std::int64_t first_out = 0;
 };
 
+// The fused depthwise kernel's filter (fused_depthwise.cuh): the pass's
+// output channels' spectra out of `filter` (bin-major, float2) into
+// channel_major[o * bins + bin], so that a column of one channel's bins is
+// contiguous (the bin-major layout made every lane of a warp read its own
+// cache line). On the engine's stream.
+void channel_major_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major);
+
 // Enqueues the product on the engine's stream: one GEMM per group the range
 // touches (one in all for groups = 1). `gemm` runs the fused path's products
 // where spectral_gemm_pays(); cuBLAS (CGEMM, or ZGEMM on the cuFFT path) runs

@@ -129,11 +129,13 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.filter_bin_stride = bin_stride(t.filter_transforms, g);
     t.output_bin_stride = bin_stride(t.output_transforms, g);
     // A depthwise problem on a fused extent goes from the image to y in one
-    // kernel (fused_depthwise.cuh): no input or output spectrum.
+    // kernel (fused_depthwise.cuh): no input or output spectrum; the output
+    // spectrum's place holds the filter spectrum channel-major instead
+    // (channel_major_filter, spectral_product.hpp).
     const bool spectra = !(g.fused() && is_depthwise(p));
     t.input_spectrum_elements = spectra ? g.freq_bins() * t.input_bin_stride : 0;
     t.filter_spectrum_elements = holds_filter ? g.freq_bins() * t.filter_bin_stride : 0;
-    t.output_spectrum_elements = spectra ? g.freq_bins() * t.output_bin_stride : 0;
+    t.output_spectrum_elements = spectra ? g.freq_bins() * t.output_bin_stride : g.freq_bins() * p.out_channels;
     return t;
 }
 
