@@ -74,6 +74,12 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_
     return true;
 }
 
+// Blocks per SM the registers must allow (0: no bound). At T = 64 the
+// kernel is latency-bound at its natural 222 registers (2 blocks, 8 warps
+// per SM); capped at 168 (32 bytes of spill) it fits 3, as many as shared
+// memory allows. Smaller extents spilled far more for one block more.
+constexpr int depthwise_min_blocks(int tile_extent) { return tile_extent == 64 ? 3 : 0; }
+
 // depthwise_pair for one tile (the rare path of non-finite inputs): not
 // inlined, so that the kernel's registers stay those of the common path.
 template <int T, class Geometry>
@@ -97,7 +103,8 @@ __device__ __noinline__ void depthwise_alone(float2* z, int lane, const image_ti
 // the tiles whose window holds it see it. Without, a pair is two tiles of one
 // image and the check costs nothing.
 template <class Geometry, bool spanning_pairs>
-__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
+__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent),
+                                  depthwise_min_blocks(Geometry::static_extents.tile_extent))
     depthwise_tiles(image_tiles<Geometry> source, const float2* __restrict__ filter, std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
                     std::int64_t tile_count, std::int64_t first_pair) {
     constexpr int T = Geometry::static_extents.tile_extent;
