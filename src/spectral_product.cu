@@ -76,31 +76,29 @@ void channel_major_filter(engine& e, const workspace_layout& t, const filter_ope
 
 namespace {
 
-// Output channels [first, last) of a depthwise pass (see depthwise_product).
-void multiply_depthwise(engine& e, const workspace_layout& t, const filter_operand& filter, const pipeline_buffers& b,
-                        std::int64_t first, std::int64_t last, const channel_groups& groups) {
-    const std::int64_t count = last - first;
+template <class Complex>
+void launch_depthwise_product(engine& e, const workspace_layout& t, const filter_operand& filter,
+                              const pipeline_buffers& b, std::int64_t first, std::int64_t count,
+                              const channel_groups& groups) {
     const std::int64_t total = t.geometry.freq_bins() * count * t.gemm_rows;
     constexpr int threads = 256;
     const auto blocks = unsigned(std::clamp<std::int64_t>((total + threads - 1) / threads, 1, std::int64_t{1} << 20));
-    if (t.geometry.double_intermediates()) {
-        const auto kernel = depthwise_product<cuDoubleComplex>;
-        e.log_launch(reinterpret_cast<const void*>(kernel));
-        kernel<<<blocks, threads, 0, e.stream()>>>(
-            static_cast<const cuDoubleComplex*>(b.input_spectrum),
-            static_cast<const cuDoubleComplex*>(filter.data) + filter.column_offset,
-            static_cast<cuDoubleComplex*>(b.output_spectrum), t.gemm_rows, first, count, total, t.input_bin_stride,
-            filter.bin_stride, t.output_bin_stride, groups.first_out, groups.out_per_group);
-    } else {
-        const auto kernel = depthwise_product<cuComplex>;
-        e.log_launch(reinterpret_cast<const void*>(kernel));
-        kernel<<<blocks, threads, 0, e.stream()>>>(
-            static_cast<const cuComplex*>(b.input_spectrum),
-            static_cast<const cuComplex*>(filter.data) + filter.column_offset,
-            static_cast<cuComplex*>(b.output_spectrum), t.gemm_rows, first, count, total, t.input_bin_stride,
-            filter.bin_stride, t.output_bin_stride, groups.first_out, groups.out_per_group);
-    }
+    const auto kernel = depthwise_product<Complex>;
+    e.log_launch(reinterpret_cast<const void*>(kernel));
+    kernel<<<blocks, threads, 0, e.stream()>>>(
+        static_cast<const Complex*>(b.input_spectrum), static_cast<const Complex*>(filter.data) + filter.column_offset,
+        static_cast<Complex*>(b.output_spectrum), t.gemm_rows, first, count, total, t.input_bin_stride,
+        filter.bin_stride, t.output_bin_stride, groups.first_out, groups.out_per_group);
     FFTCONV_CHECK_LAUNCH();
+}
+
+// Output channels [first, last) of a depthwise pass (see depthwise_product).
+void multiply_depthwise(engine& e, const workspace_layout& t, const filter_operand& filter, const pipeline_buffers& b,
+                        std::int64_t first, std::int64_t last, const channel_groups& groups) {
+    if (t.geometry.double_intermediates())
+        launch_depthwise_product<cuDoubleComplex>(e, t, filter, b, first, last - first, groups);
+    else
+        launch_depthwise_product<cuComplex>(e, t, filter, b, first, last - first, groups);
 }
 
 // The product for output channels [first, last) of the pass, contracting

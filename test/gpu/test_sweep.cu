@@ -16,19 +16,32 @@
 
 using namespace fftconv;
 
+namespace {
+
+constexpr int count = 1000;                                 // problems per sweep
+constexpr double oracle_budget = 1e9;                       // multiply-adds of the float64 oracle
+constexpr std::int64_t max_tensor = std::int64_t{1} << 25;  // elements of x or y
+
+// Random extents: uniform(lo, hi), or draw(lo, hi) — half the time uniform,
+// half log-uniform (small values often). The log-uniform draw runs over
+// lo + 1 ... hi + 1 and shifts back, so lo may be 0 (a padding).
+struct extent_draws {
+    std::mt19937_64 rng;
+    std::int64_t uniform(std::int64_t lo, std::int64_t hi) {
+        return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+    }
+    std::int64_t operator()(std::int64_t lo, std::int64_t hi) {
+        if (uniform(0, 1) == 0) return uniform(lo, hi);
+        const double u = std::uniform_real_distribution<double>(std::log(double(lo) + 1), std::log(double(hi) + 2))(rng);
+        return std::clamp<std::int64_t>(std::int64_t(std::exp(u)) - 1, lo, hi);
+    }
+};
+
+}  // namespace
+
 TEST_CASE("1000 random valid problems, both input distributions, against float64") {
-    constexpr int count = 1000;
-    constexpr double oracle_budget = 1e9;
-    constexpr std::int64_t max_tensor = std::int64_t{1} << 25;
     context ctx;
-    std::mt19937_64 rng(20261130);
-    // Half the draws uniform over the range, half log-uniform (small values often).
-    auto draw = [&](std::int64_t lo, std::int64_t hi) {
-        if (std::uniform_int_distribution<int>(0, 1)(rng) == 0)
-            return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-        const double u = std::uniform_real_distribution<double>(std::log(double(lo)), std::log(double(hi) + 1))(rng);
-        return std::clamp<std::int64_t>(std::int64_t(std::exp(u)), lo, hi);
-    };
+    extent_draws draw{std::mt19937_64(20261130)};
     double worst_l2 = 0, worst_fraction = 0;
     std::map<int, int> tiles;
     int compiled = 0;
@@ -37,9 +50,9 @@ TEST_CASE("1000 random valid problems, both input distributions, against float64
         for (;;) {
             p.batch = draw(1, 16);
             p.in_channels = draw(1, 300);
-            p.out_channels = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? p.in_channels : draw(1, 300);
+            p.out_channels = draw.uniform(0, 3) == 0 ? p.in_channels : draw(1, 300);
             p.height = draw(1, 600);
-            p.width = std::uniform_int_distribution<int>(0, 3)(rng) == 0 ? p.height : draw(1, 600);
+            p.width = draw.uniform(0, 3) == 0 ? p.height : draw(1, 600);
             p.kernel = draw(1, std::min(p.height, p.width));
             const double oracle = double(p.output_elements()) * double(p.in_channels) *
                                   double(p.kernel.height) * double(p.kernel.height);
@@ -60,19 +73,9 @@ TEST_CASE("1000 random valid problems, both input distributions, against float64
 }
 
 TEST_CASE("1000 random problems of the whole operator, both input distributions, against float64") {
-    constexpr int count = 1000;
-    constexpr double oracle_budget = 1e9;
-    constexpr std::int64_t max_tensor = std::int64_t{1} << 25;
     context ctx;
-    std::mt19937_64 rng(20261201);
-    auto uniform = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
-    // Log-uniform over lo + 1 ... hi + 1, shifted back: lo may be 0 (padding),
-    // whose logarithm would make the draw NaN.
-    auto draw = [&](std::int64_t lo, std::int64_t hi) {
-        if (uniform(0, 1) == 0) return uniform(lo, hi);
-        const double u = std::uniform_real_distribution<double>(std::log(double(lo) + 1), std::log(double(hi) + 2))(rng);
-        return std::clamp<std::int64_t>(std::int64_t(std::exp(u)) - 1, lo, hi);
-    };
+    extent_draws draw{std::mt19937_64(20261201)};
+    auto uniform = [&](std::int64_t lo, std::int64_t hi) { return draw.uniform(lo, hi); };
     double worst_l2 = 0, worst_fraction = 0;
     int depthwise = 0, grouped = 0, padded = 0, rectangular = 0, biased = 0;
     for (int i = 0; i < count; ++i) {
