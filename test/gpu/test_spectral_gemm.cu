@@ -163,6 +163,10 @@ struct prepared_case {
         for (auto& v : w) v = {draw(), draw()};
         FFTCONV_CUDA_TRY(cudaMemcpy(x_device.data + g.base_offset, x.data(), x.size() * 8, cudaMemcpyHostToDevice));
         FFTCONV_CUDA_TRY(cudaMemcpy(w_device.data + g.base_offset, w.data(), w.size() * 8, cudaMemcpyHostToDevice));
+        // A cudaMemcpy from pageable memory may return before its DMA lands,
+        // and the GEMMs run on a non-blocking stream that does not wait for
+        // it: without this, a loaded GPU let a GEMM read half-copied inputs.
+        FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
         a.input = reinterpret_cast<const float2*>(x_device.data + g.base_offset);
         a.filter = reinterpret_cast<const float2*>(w_device.data + g.base_offset);
         a.output = reinterpret_cast<float2*>(y_device.data + g.base_offset);
@@ -175,6 +179,7 @@ struct prepared_case {
     std::vector<std::complex<float>> produce(Run&& run, cudaStream_t stream) {
         FFTCONV_CUDA_TRY(cudaMemcpy(y_device.data + g.base_offset, poison.data(), poison.size() * 8,
                                     cudaMemcpyHostToDevice));
+        FFTCONV_CUDA_TRY(cudaDeviceSynchronize());  // the poison lands before the GEMM writes (see above)
         run();
         FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
         std::vector<std::complex<float>> y(poison.size());
