@@ -130,7 +130,91 @@ __global__ void nan_kernel(float* out, std::int64_t n) {
         out[idx] = __int_as_float(0x7fc00000);
 }
 
+// dx[b, c, h, w] = sum over o of c's group, u, v of dy[b, o, h + Ph - u, w + Pw - v] * w[o, c - g*Cg, u, v]
+// (positions outside dy skipped): the definition, one thread per element of dx.
+__global__ void data_gradient_kernel(problem p, std::int64_t out_height, std::int64_t out_width, std::int64_t total,
+                                     const float* dy, const float* w, double* dx) {
+    const std::int64_t group_in = p.in_channels / p.groups, group_out = p.out_channels / p.groups;
+    for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
+         t += std::int64_t(gridDim.x) * blockDim.x) {
+        const std::int64_t col = t % p.width, row = (t / p.width) % p.height;
+        const std::int64_t c = (t / p.width / p.height) % p.in_channels, b = t / p.width / p.height / p.in_channels;
+        const std::int64_t g = c / group_in;
+        double sum = 0.0;
+        for (std::int64_t o = g * group_out; o < (g + 1) * group_out; ++o)
+            for (std::int64_t u = 0; u < p.kernel.height; ++u) {
+                const std::int64_t i = row + p.padding.height - u;
+                if (i < 0 || i >= out_height) continue;
+                for (std::int64_t v = 0; v < p.kernel.width; ++v) {
+                    const std::int64_t j = col + p.padding.width - v;
+                    if (j < 0 || j >= out_width) continue;
+                    sum += double(dy[((b * p.out_channels + o) * out_height + i) * out_width + j]) *
+                           double(w[((o * group_in + c - g * group_in) * p.kernel.height + u) * p.kernel.width + v]);
+                }
+            }
+        dx[t] = sum;
+    }
+}
+
+// dw[o, c, u, v] = sum over b, i, j of dy[b, o, i, j] * x[b, g*Cg + c, i + u - Ph, j + v - Pw]
+// (positions outside x skipped), one thread per element of dw.
+__global__ void filter_gradient_kernel(problem p, std::int64_t out_height, std::int64_t out_width, std::int64_t total,
+                                       const float* x, const float* dy, double* dw) {
+    const std::int64_t group_in = p.in_channels / p.groups, group_out = p.out_channels / p.groups;
+    for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
+         t += std::int64_t(gridDim.x) * blockDim.x) {
+        const std::int64_t v = t % p.kernel.width, u = (t / p.kernel.width) % p.kernel.height;
+        const std::int64_t c = (t / p.kernel.width / p.kernel.height) % group_in;
+        const std::int64_t o = t / p.kernel.width / p.kernel.height / group_in;
+        const std::int64_t channel = o / group_out * group_in + c;
+        double sum = 0.0;
+        for (std::int64_t b = 0; b < p.batch; ++b)
+            for (std::int64_t i = 0; i < out_height; ++i) {
+                const std::int64_t row = i + u - p.padding.height;
+                if (row < 0 || row >= p.height) continue;
+                for (std::int64_t j = 0; j < out_width; ++j) {
+                    const std::int64_t col = j + v - p.padding.width;
+                    if (col < 0 || col >= p.width) continue;
+                    sum += double(dy[((b * p.out_channels + o) * out_height + i) * out_width + j]) *
+                           double(x[((b * p.in_channels + channel) * p.height + row) * p.width + col]);
+                }
+            }
+        dw[t] = sum;
+    }
+}
+
+// dbias[o] = sum over b, i, j of dy[b, o, i, j], one thread per channel.
+__global__ void bias_gradient_kernel(problem p, std::int64_t plane, const float* dy, double* dbias) {
+    for (std::int64_t o = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; o < p.out_channels;
+         o += std::int64_t(gridDim.x) * blockDim.x) {
+        double sum = 0.0;
+        for (std::int64_t b = 0; b < p.batch; ++b)
+            for (std::int64_t k = 0; k < plane; ++k) sum += double(dy[(b * p.out_channels + o) * plane + k]);
+        dbias[o] = sum;
+    }
+}
+
 }  // namespace
+
+void data_gradient_gpu(const problem& p, const float* dy, const float* w, double* dx, cudaStream_t stream) {
+    validate(p);
+    data_gradient_kernel<<<blocks_for(p.input_elements()), threads, 0, stream>>>(
+        p, p.out_height(), p.out_width(), p.input_elements(), dy, w, dx);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+void filter_gradient_gpu(const problem& p, const float* x, const float* dy, double* dw, double* dbias,
+                         cudaStream_t stream) {
+    validate(p);
+    filter_gradient_kernel<<<blocks_for(p.filter_elements()), threads, 0, stream>>>(
+        p, p.out_height(), p.out_width(), p.filter_elements(), x, dy, dw);
+    FFTCONV_CHECK_LAUNCH();
+    if (dbias != nullptr) {
+        bias_gradient_kernel<<<blocks_for(p.out_channels), threads, 0, stream>>>(
+            p, p.out_height() * p.out_width(), dy, dbias);
+        FFTCONV_CHECK_LAUNCH();
+    }
+}
 
 void direct_conv_gpu(const problem& p, const float* x, const float* w, double* y, cudaStream_t stream,
                      const float* bias) {

@@ -28,6 +28,18 @@ namespace fftconv::reference {
 void direct_conv_gpu(const problem& p, const float* x, const float* w, double* y, cudaStream_t stream,
                      const float* bias = nullptr);
 
+// The gradients of direct_conv_gpu's operator for dy = dL/dy, from their
+// definitions (not from the data gradient's reformulation as a convolution
+// that fftconv uses), every product and sum in double, one thread per
+// output element:
+//   dx[b, c, h, w]  = sum over o in c's group, u, v of dy[b, o, h + Ph - u, w + Pw - v] * w[o, c - g*Cg, u, v]
+//   dw[o, c, u, v]  = sum over b, i, j of dy[b, o, i, j] * x[b, g*Cg + c, i + u - Ph, j + v - Pw]
+//   dbias[o]        = sum over b, i, j of dy[b, o, i, j]      (dbias may be null: not computed)
+// with positions outside dy or x skipped. Device pointers; validates p.
+void data_gradient_gpu(const problem& p, const float* dy, const float* w, double* dx, cudaStream_t stream);
+void filter_gradient_gpu(const problem& p, const float* x, const float* dy, double* dw, double* dbias,
+                         cudaStream_t stream);
+
 // The same on the CPU, for small problems: host vectors, and the very
 // function the GPU kernel runs for each output (reference.cu, output_at),
 // looped over b, o, i, j; the device may fuse multiply-adds, so the two agree

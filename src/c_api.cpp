@@ -176,6 +176,29 @@ fftconv_status fftconv_conv2d_ex(fftconv_context context, const fftconv_conv2d_d
     });
 }
 
+fftconv_status fftconv_conv2d_backward_data_ex(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                               const float* dy, const float* w, float* dx) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.conv2d_backward_data(to_cxx(desc), dy, w, dx);
+    });
+}
+
+fftconv_status fftconv_conv2d_backward_filter_ex(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                                 const float* x, const float* dy, float* dw, float* dbias) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.conv2d_backward_filter(to_cxx(desc), x, dy, dw, dbias);
+    });
+}
+
+fftconv_status fftconv_reserve_backward_ex(fftconv_context context, const fftconv_conv2d_desc* desc) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.reserve_backward(to_cxx(desc));
+    });
+}
+
 const char* fftconv_last_error(void) { return last_error.c_str(); }
 
 const char* fftconv_status_string(fftconv_status status) {

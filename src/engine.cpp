@@ -136,20 +136,34 @@ const fft_plan& engine::cufft_plan(const fft_plan_key& key) {
     return plans_.emplace(key, cached_plan{std::move(made), plan_uses_, false}).first->second.plan;
 }
 
-void* engine::workspace(std::size_t bytes) {
-    if (bytes > workspace_bytes_) {
-        if (capturing_)
-            refuse_during_capture("this problem needs " + std::to_string(bytes) +
-                                  " bytes of workspace and the context holds " +
-                                  std::to_string(workspace_bytes_));
-        // A graph captured earlier may point into the old buffer: keep it.
-        if (captured_ && workspace_) kept_for_graphs_.push_back(std::move(workspace_));
-        workspace_.reset();  // cudaFree waits for the device: no call still uses it
-        workspace_bytes_ = 0;
-        workspace_ = allocate_device(bytes, "the fftconv workspace");
-        workspace_bytes_ = bytes;
+namespace {
+
+// Grows `buffer` (holding `held` bytes) to `bytes`: refused while capturing;
+// a buffer a captured graph may use is kept for it, any other old one freed
+// (cudaFree waits for the device: no call still uses it).
+void* grow(device_buffer& buffer, std::size_t& held, std::size_t bytes, bool capturing, bool captured,
+           std::vector<device_buffer>& kept_for_graphs, const char* what) {
+    if (bytes > held) {
+        if (capturing)
+            refuse_during_capture("this problem needs " + std::to_string(bytes) + " bytes of " + what +
+                                  " and the context holds " + std::to_string(held));
+        if (captured && buffer) kept_for_graphs.push_back(std::move(buffer));
+        buffer.reset();
+        held = 0;
+        buffer = allocate_device(bytes, (std::string("the fftconv ") + what).c_str());
+        held = bytes;
     }
-    return workspace_.get();
+    return buffer.get();
+}
+
+}  // namespace
+
+void* engine::workspace(std::size_t bytes) {
+    return grow(workspace_, workspace_bytes_, bytes, capturing_, captured_, kept_for_graphs_, "workspace");
+}
+
+void* engine::scratch(std::size_t bytes) {
+    return grow(scratch_, scratch_bytes_, bytes, capturing_, captured_, kept_for_graphs_, "gradient scratch");
 }
 
 std::size_t engine::usable_workspace() const {
@@ -168,6 +182,8 @@ void engine::release() {
     plans_.clear();
     workspace_.reset();
     workspace_bytes_ = 0;
+    scratch_.reset();
+    scratch_bytes_ = 0;
     kept_for_graphs_.clear();
     captured_ = false;
 }

@@ -113,6 +113,20 @@ public:
         conv2d(p, x, w, nullptr, y);
     }
 
+    // Training: the gradients of y = conv2d(x, w) + bias with respect to x,
+    // w and bias, given dy (y's gradient, y's shape), for the same problem
+    // `p`. dx has x's shape, dw w's, dbias out_channels floats (null: not
+    // computed). They are written, not accumulated. Same stream, workspace,
+    // capture and error rules as conv2d; each gradient is the FFT pipeline
+    // on rearranged operands (src/backward.cu), kept in a second buffer the
+    // context owns beside the workspace (reserve_backward makes both).
+    void conv2d_backward_data(const problem& p, const float* dy, const float* w, float* dx);
+    void conv2d_backward_filter(const problem& p, const float* x, const float* dy, float* dw,
+                                float* dbias = nullptr);
+    // Grows the workspace and the gradient buffer and makes the plans the
+    // two gradients of `p` need, so that their next calls allocate nothing.
+    void reserve_backward(const problem& p);
+
     // The machinery, for code that instantiates its own configurations
     // (fftconv/specialize.cuh). Not part of the stable API.
     detail::engine& engine() noexcept { return *engine_; }

@@ -124,6 +124,17 @@ fftconv_status fftconv_reserve_ex(fftconv_context context, const fftconv_conv2d_
 fftconv_status fftconv_conv2d_ex(fftconv_context context, const fftconv_conv2d_desc* desc,
                                  const float* x, const float* w, const float* bias, float* y);
 
+/* Training: the gradients of y = conv2d(x, w) + bias for the same desc, given
+ * dy (y's gradient). dx gets x's shape, dw w's, dbias out_channels floats
+ * (NULL: not computed); written, not accumulated. Enqueued on the context's
+ * stream like conv2d. fftconv_reserve_backward_ex prepares both (before
+ * capturing a CUDA graph). */
+fftconv_status fftconv_conv2d_backward_data_ex(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                               const float* dy, const float* w, float* dx);
+fftconv_status fftconv_conv2d_backward_filter_ex(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                                 const float* x, const float* dy, float* dw, float* dbias);
+fftconv_status fftconv_reserve_backward_ex(fftconv_context context, const fftconv_conv2d_desc* desc);
+
 /* The message of this thread's last failed call ("" if none). */
 const char* fftconv_last_error(void);
 /* "success", "invalid_argument", ... */

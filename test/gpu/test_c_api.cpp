@@ -133,3 +133,45 @@ TEST_CASE("fftconv_conv2d_ex: the whole operator, and a size-tagged description"
     CHECK(std::string(fftconv_last_error()).find("problem.stride = 2 is not supported") != std::string::npos);
     CHECK(fftconv_destroy(ctx) == FFTCONV_SUCCESS);
 }
+
+TEST_CASE("the gradients through the C ABI") {
+    fftconv_context ctx = nullptr;
+    REQUIRE(fftconv_create(&ctx, nullptr) == FFTCONV_SUCCESS);
+    fftconv_conv2d_desc d = FFTCONV_CONV2D_DESC_INIT;
+    d.batch = 2;
+    d.in_channels = d.out_channels = d.groups = 8;  // depthwise 9 x 9, 'same'
+    d.height = 21;
+    d.width = 18;
+    d.kernel_height = d.kernel_width = 9;
+    d.pad_height = d.pad_width = 4;
+    const fftconv::problem cxx{.batch = 2, .in_channels = 8, .out_channels = 8, .height = 21, .width = 18,
+                               .kernel = 9, .padding = 4, .groups = 8};
+    using namespace fftconv::reference;
+    auto x = make_device_array<float>(cxx.input_elements());
+    auto w = make_device_array<float>(cxx.filter_elements());
+    auto dy = make_device_array<float>(cxx.output_elements());
+    auto dx = make_device_array<float>(cxx.input_elements());
+    auto dw = make_device_array<float>(cxx.filter_elements());
+    auto db = make_device_array<float>(cxx.out_channels);
+    fill_normal(x.data(), x.size, 31, nullptr);
+    fill_normal(w.data(), w.size, 32, nullptr);
+    fill_normal(dy.data(), dy.size, 33, nullptr);
+    CHECK(fftconv_reserve_backward_ex(ctx, &d) == FFTCONV_SUCCESS);
+    REQUIRE(fftconv_conv2d_backward_data_ex(ctx, &d, dy.data(), w.data(), dx.data()) == FFTCONV_SUCCESS);
+    REQUIRE(fftconv_conv2d_backward_filter_ex(ctx, &d, x.data(), dy.data(), dw.data(), db.data()) ==
+            FFTCONV_SUCCESS);
+    auto exact_dx = make_device_array<double>(cxx.input_elements());
+    auto exact_dw = make_device_array<double>(cxx.filter_elements());
+    auto exact_db = make_device_array<double>(cxx.out_channels);
+    data_gradient_gpu(cxx, dy.data(), w.data(), exact_dx.data(), nullptr);
+    filter_gradient_gpu(cxx, x.data(), dy.data(), exact_dw.data(), exact_db.data(), nullptr);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    CHECK(compare(to_host(dx.data(), dx.size), to_host(exact_dx.data(), exact_dx.size)).passes());
+    const accuracy filter = compare(to_host(dw.data(), dw.size), to_host(exact_dw.data(), exact_dw.size));
+    CHECK(filter.relative_l2 <= 1e-6);
+    CHECK(filter.worst_fraction <= 1.0);
+    CHECK(compare(to_host(db.data(), db.size), to_host(exact_db.data(), exact_db.size)).worst_fraction <= 1.0);
+    CHECK(fftconv_conv2d_backward_data_ex(ctx, &d, nullptr, w.data(), dx.data()) == FFTCONV_INVALID_ARGUMENT);
+    CHECK(std::string(fftconv_last_error()).find("dy is a null pointer") != std::string::npos);
+    CHECK(fftconv_destroy(ctx) == FFTCONV_SUCCESS);
+}

@@ -103,6 +103,11 @@ public:
     void* workspace(std::size_t bytes);
     std::size_t workspace_capacity() const noexcept { return workspace_bytes_; }
 
+    // A second buffer with the workspace's rules, for what a call keeps
+    // beside the forward pipeline's workspace (the gradients' rearranged
+    // operands: the pipeline they run may grow the workspace meanwhile).
+    void* scratch(std::size_t bytes);
+
     // The most workspace a call may use (default: no limit but the device's
     // free memory); larger problems run in passes.
     std::size_t workspace_limit = std::numeric_limits<std::size_t>::max();
@@ -160,6 +165,8 @@ private:
     std::uint64_t plan_uses_ = 0;
     device_buffer workspace_;
     std::size_t workspace_bytes_ = 0;
+    device_buffer scratch_;
+    std::size_t scratch_bytes_ = 0;
     std::vector<device_buffer> kept_for_graphs_;
 };
 
