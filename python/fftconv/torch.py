@@ -13,10 +13,10 @@ same call). Where nn.Conv2d pads the input itself — padding_mode other than
 'zeros', or padding='same' with an even kernel extent (one zero more below
 and to the right) — so does this layer (torch.nn.functional.pad), then runs
 fftconv unpadded. Otherwise it calls nn.Conv2d's own forward (F.conv2d),
-warning once per reason. Gradients flow: the forward runs fftconv, the
-backward PyTorch's convolution gradients (torch.nn.grad, with the padding and
-groups; the bias's is grad_output summed over batch, height and width), so
-training works too, at cuDNN's speed for the backward."""
+warning once per reason. Gradients flow through fftconv too: the backward
+computes the input, weight and bias gradients with fftconv's
+conv2d_backward_data / conv2d_backward_filter (each the same FFT pipeline on
+rearranged operands), on the current stream."""
 import warnings
 
 import torch
@@ -24,6 +24,8 @@ import torch.nn.functional
 from torch import nn
 
 from . import _api
+from . import _frameworks
+from . import _native
 
 _warned = set()
 
@@ -50,7 +52,7 @@ def same_padding(kernel_size):
 
 
 class _Conv2dFunction(torch.autograd.Function):
-    """y = conv2d(x, w, bias, padding, groups) by fftconv; gradients by torch.nn.grad."""
+    """y = conv2d(x, w, bias, padding, groups) by fftconv, and its gradients."""
 
     @staticmethod
     def forward(context, x, weight, bias, padding, groups):
@@ -63,15 +65,27 @@ class _Conv2dFunction(torch.autograd.Function):
     @staticmethod
     def backward(context, grad_output):
         x, weight = context.saved_tensors
+        problem = _api.problem_for(tuple(x.shape), tuple(weight.shape), padding=context.padding,
+                                   groups=context.groups)
+        device = x.device.index
+        stream = torch.cuda.current_stream(x.device).cuda_stream
+        dy = grad_output.contiguous()
+
+        def export(tensor):  # a DLPack capsule, the producer told fftconv uses it on `stream`
+            return _frameworks.export(tensor.detach(), stream)
+
         grad_x = grad_weight = grad_bias = None
         if context.needs_input_grad[0]:
-            grad_x = torch.nn.grad.conv2d_input(x.shape, weight, grad_output, padding=context.padding,
-                                                groups=context.groups)
-        if context.needs_input_grad[1]:
-            grad_weight = torch.nn.grad.conv2d_weight(x, weight.shape, grad_output, padding=context.padding,
-                                                      groups=context.groups)
-        if context.has_bias and context.needs_input_grad[2]:
-            grad_bias = grad_output.sum((0, 2, 3))
+            grad_x = torch.empty_like(x)
+            _native.conv2d_backward_data(problem, export(dy), export(weight), export(grad_x), device, stream)
+        want_bias = context.has_bias and context.needs_input_grad[2]
+        if context.needs_input_grad[1] or want_bias:
+            grad_weight = torch.empty_like(weight)
+            grad_bias = torch.empty(weight.shape[0], dtype=torch.float32, device=x.device) if want_bias else None
+            _native.conv2d_backward_filter(problem, export(x), export(dy), export(grad_weight),
+                                           None if grad_bias is None else export(grad_bias), device, stream)
+            if not context.needs_input_grad[1]:
+                grad_weight = None
         return grad_x, grad_weight, grad_bias, None, None
 
 

@@ -187,6 +187,29 @@ python_filter_spectrum transform_filter(const problem& p, const py::capsule& w, 
     return python_filter_spectrum{contexts().get(device, stream).transform_filter(p, w_data), device, p};
 }
 
+// The gradients (context::conv2d_backward_data / _filter) into given dense
+// tensors (DLPack capsules); dbias: None or a capsule of out_channels floats.
+void conv2d_backward_data(const problem& p, const py::capsule& dy, const py::capsule& w, const py::capsule& dx,
+                          int device, std::uintptr_t stream) {
+    validate(p);
+    const float* dy_data = checked_float_data(dlpack_tensor(dy, "dy"), "dy", output_shape(p), device);
+    const float* w_data = checked_float_data(dlpack_tensor(w, "w"), "w", filter_shape(p), device);
+    float* dx_data = checked_float_data(dlpack_tensor(dx, "dx"), "dx", input_shape(p), device);
+    device_guard guard(device);
+    contexts().get(device, stream).conv2d_backward_data(p, dy_data, w_data, dx_data);
+}
+
+void conv2d_backward_filter(const problem& p, const py::capsule& x, const py::capsule& dy, const py::capsule& dw,
+                            const py::object& dbias, int device, std::uintptr_t stream) {
+    validate(p);
+    const float* x_data = checked_float_data(dlpack_tensor(x, "x"), "x", input_shape(p), device);
+    const float* dy_data = checked_float_data(dlpack_tensor(dy, "dy"), "dy", output_shape(p), device);
+    float* dw_data = checked_float_data(dlpack_tensor(dw, "dw"), "dw", filter_shape(p), device);
+    float* db_data = const_cast<float*>(bias_data(dbias, p, device));  // the bias's checks; written here
+    device_guard guard(device);
+    contexts().get(device, stream).conv2d_backward_filter(p, x_data, dy_data, dw_data, db_data);
+}
+
 std::size_t workspace_size(const problem& p, int device) {
     validate(p);
     device_guard guard(device);
@@ -298,6 +321,10 @@ PYBIND11_MODULE(_native, m) {
           "out = conv2d(x, w) + bias; x, w, bias (or None) and out are DLPack capsules (out may be a DeviceArray).");
     m.def("conv2d_with_spectrum", &conv2d_with_spectrum, py::arg("problem"), py::arg("x"), py::arg("w"),
           py::arg("bias").none(true), py::arg("out"), py::arg("device"), py::arg("stream"));
+    m.def("conv2d_backward_data", &conv2d_backward_data, py::arg("problem"), py::arg("dy"), py::arg("w"),
+          py::arg("dx"), py::arg("device"), py::arg("stream"));
+    m.def("conv2d_backward_filter", &conv2d_backward_filter, py::arg("problem"), py::arg("x"), py::arg("dy"),
+          py::arg("dw"), py::arg("dbias").none(true), py::arg("device"), py::arg("stream"));
     m.def("transform_filter", &transform_filter, py::arg("problem"), py::arg("w"), py::arg("device"),
           py::arg("stream"));
     m.def("clear_cache", [] { contexts().clear(); },

@@ -459,3 +459,82 @@ def test_conv2d_module_with_padding_groups_and_bias_matches_nn_conv2d(arguments,
     torch.testing.assert_close(layer.weight.grad, reference.weight.grad, rtol=1e-4, atol=1e-3)
     if layer.bias is not None:
         torch.testing.assert_close(layer.bias.grad, reference.bias.grad, rtol=1e-4, atol=1e-3)
+
+
+# Training: fftconv.torch.Conv2d's gradients are fftconv's (conv2d_backward_data
+# / conv2d_backward_filter), checked against PyTorch's autograd in float64.
+
+GRADIENT_CASES = [
+    # batch, in, out, height, width, kernel, padding, groups, bias
+    (2, 8, 8, 40, 40, 7, 0, 1, True),                  # dense, valid
+    (2, 8, 6, 33, 29, (5, 9), "same", 2, True),        # grouped, rectangular, 'same'
+    (2, 16, 16, 56, 56, 31, "same", 16, True),         # RepLKNet-style depthwise 31 x 31
+    (1, 4, 8, 20, 20, 5, 7, 4, False),                 # padding beyond the kernel, multiplier 2
+    (4, 16, 16, 64, 64, 8, 0, 1, False),               # a leaderboard-like dense K = 8
+]
+
+
+@pytest.mark.full_operator
+@pytest.mark.parametrize("case", GRADIENT_CASES, ids=operator_id)
+def test_gradients_match_float64_autograd(case):
+    batch, in_channels, out_channels, height, width, kernel, padding, groups, bias = case
+    x, w, b = random_operator(case, 41)
+    layer = fftconv.torch.Conv2d(in_channels, out_channels, kernel, padding=padding, groups=groups,
+                                 bias=bias).to(DEVICE)
+    with torch.no_grad():
+        layer.weight.copy_(w)
+        if bias:
+            layer.bias.copy_(b)
+    exact_layer = torch.nn.Conv2d(in_channels, out_channels, kernel, padding=padding, groups=groups,
+                                  bias=bias).to(DEVICE, torch.float64)
+    exact_layer.load_state_dict({k: v.double() for k, v in layer.state_dict().items()})
+    for positive in (False, True):
+        generator = torch.Generator(device=DEVICE).manual_seed(43 + positive)
+        inputs = torch.rand_like(x) if positive else x
+        x32 = inputs.clone().requires_grad_(True)
+        x64 = inputs.double().requires_grad_(True)
+        y32 = layer(x32)
+        grad = (torch.rand if positive else torch.randn)(y32.shape, device=DEVICE, generator=generator)
+        layer.zero_grad()
+        exact_layer.zero_grad()
+        y32.backward(grad)
+        exact_layer(x64).backward(grad.double())
+        assert_accurate(x32.grad, x64.grad)
+        difference = layer.weight.grad.double() - exact_layer.weight.grad
+        relative_l2 = (difference.norm() / exact_layer.weight.grad.norm()).item()
+        worst = (difference.abs() / (1e-3 + 1e-3 * exact_layer.weight.grad.abs())).max().item()
+        assert relative_l2 <= 1e-6, f"weight gradient relative L2 {relative_l2:.3g} > 1e-6"
+        assert worst <= 1.0, f"weight gradient worst element at {worst:.3g} of the tolerance"
+        if bias:
+            worst = ((layer.bias.grad.double() - exact_layer.bias.grad).abs() /
+                     (1e-3 + 1e-3 * exact_layer.bias.grad.abs())).max().item()
+            assert worst <= 1.0, f"bias gradient worst element at {worst:.3g} of the tolerance"
+
+
+@pytest.mark.full_operator
+def test_a_depthwise_block_trains_like_nn_conv2d(strict_float32):
+    """A few SGD steps of a RepLKNet-style block (depthwise 31 x 31 'same'
+    with bias, then a 1 x 1 mix) follow nn.Conv2d's loss curve."""
+    def block(conv):
+        torch.manual_seed(5)
+        return torch.nn.Sequential(conv(32, 32, 31, padding="same", groups=32), torch.nn.GELU(),
+                                   torch.nn.Conv2d(32, 32, 1)).to(DEVICE)
+    ours, theirs = block(fftconv.torch.Conv2d), block(torch.nn.Conv2d)
+    theirs.load_state_dict(ours.state_dict())
+    generator = torch.Generator(device=DEVICE).manual_seed(7)
+    x = torch.randn(4, 32, 28, 28, device=DEVICE, generator=generator)
+    target = torch.randn(4, 32, 28, 28, device=DEVICE, generator=generator)
+    losses = []
+    for model in (ours, theirs):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+        curve = []
+        for _ in range(5):
+            optimizer.zero_grad()
+            loss = F.mse_loss(model(x), target)
+            loss.backward()
+            optimizer.step()
+            curve.append(loss.item())
+        losses.append(curve)
+    assert losses[0][-1] < losses[0][0], f"the loss did not fall: {losses[0]}"
+    for mine, reference in zip(*losses):
+        assert abs(mine - reference) <= 1e-4 * abs(reference), f"{losses[0]} vs {losses[1]}"
