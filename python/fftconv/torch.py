@@ -51,6 +51,31 @@ def same_padding(kernel_size):
     return tuple(((k - 1) // 2, k - 1 - (k - 1) // 2) for k in kernel_size)
 
 
+def _export(tensor, stream):
+    """A DLPack capsule of `tensor`, its producer told fftconv uses it on `stream`."""
+    return _frameworks.export(tensor.detach(), stream)
+
+
+def _data_gradient(problem, dy, weight):
+    """x's gradient for `problem` by fftconv, on the current stream."""
+    stream = torch.cuda.current_stream(dy.device).cuda_stream
+    dx = torch.empty(tuple(problem.input_shape), dtype=torch.float32, device=dy.device)
+    _native.conv2d_backward_data(problem, _export(dy, stream), _export(weight, stream), _export(dx, stream),
+                                 dy.device.index, stream)
+    return dx
+
+
+def _filter_gradient(problem, x, dy, with_bias):
+    """(the weight's gradient, the bias's or None) for `problem` by fftconv,
+    on the current stream."""
+    stream = torch.cuda.current_stream(x.device).cuda_stream
+    dw = torch.empty(tuple(problem.filter_shape), dtype=torch.float32, device=x.device)
+    db = torch.empty(problem.out_channels, dtype=torch.float32, device=x.device) if with_bias else None
+    _native.conv2d_backward_filter(problem, _export(x, stream), _export(dy, stream), _export(dw, stream),
+                                   None if db is None else _export(db, stream), x.device.index, stream)
+    return dw, db
+
+
 class _Conv2dFunction(torch.autograd.Function):
     """y = conv2d(x, w, bias, padding, groups) by fftconv, and its gradients."""
 
@@ -67,23 +92,13 @@ class _Conv2dFunction(torch.autograd.Function):
         x, weight = context.saved_tensors
         problem = _api.problem_for(tuple(x.shape), tuple(weight.shape), padding=context.padding,
                                    groups=context.groups)
-        device = x.device.index
-        stream = torch.cuda.current_stream(x.device).cuda_stream
         dy = grad_output.contiguous()
-
-        def export(tensor):  # a DLPack capsule, the producer told fftconv uses it on `stream`
-            return _frameworks.export(tensor.detach(), stream)
-
         grad_x = grad_weight = grad_bias = None
         if context.needs_input_grad[0]:
-            grad_x = torch.empty_like(x)
-            _native.conv2d_backward_data(problem, export(dy), export(weight), export(grad_x), device, stream)
+            grad_x = _data_gradient(problem, dy, weight)
         want_bias = context.has_bias and context.needs_input_grad[2]
         if context.needs_input_grad[1] or want_bias:
-            grad_weight = torch.empty_like(weight)
-            grad_bias = torch.empty(weight.shape[0], dtype=torch.float32, device=x.device) if want_bias else None
-            _native.conv2d_backward_filter(problem, export(x), export(dy), export(grad_weight),
-                                           None if grad_bias is None else export(grad_bias), device, stream)
+            grad_weight, grad_bias = _filter_gradient(problem, x, dy, want_bias)
             if not context.needs_input_grad[1]:
                 grad_weight = None
         return grad_x, grad_weight, grad_bias, None, None

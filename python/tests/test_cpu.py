@@ -604,8 +604,9 @@ def test_conv2d_module_falls_back_on_the_cpu_with_the_same_result():
 def test_conv2d_module_fftconv_path_plumbing(monkeypatch, arguments):
     """The path that runs fftconv, with fftconv.conv2d replaced by F.conv2d
     on the CPU: what the layer hands fftconv (padding, groups, bias, the
-    explicit padding it applies first) and its gradients (torch.nn.grad)
-    give nn.Conv2d's results. The GPU tests run the real thing."""
+    explicit padding it applies first) and the problem it hands fftconv's
+    gradients (replaced by torch.nn.grad on the CPU) give nn.Conv2d's
+    results. The GPU tests run the real thing."""
     torch = pytest.importorskip("torch")
     import fftconv.torch as fftconv_torch
     calls = []
@@ -616,7 +617,18 @@ def test_conv2d_module_fftconv_path_plumbing(monkeypatch, arguments):
         return torch.nn.functional.conv2d(x.detach(), w.detach(), None if bias is None else bias.detach(),
                                           padding=padding, groups=groups)
 
+    def data_gradient_on_the_cpu(problem, dy, weight):
+        return torch.nn.grad.conv2d_input(tuple(problem.input_shape), weight, dy, padding=problem.padding,
+                                          groups=problem.groups)
+
+    def filter_gradient_on_the_cpu(problem, x, dy, with_bias):
+        dw = torch.nn.grad.conv2d_weight(x, tuple(problem.filter_shape), dy, padding=problem.padding,
+                                         groups=problem.groups)
+        return dw, dy.sum((0, 2, 3)) if with_bias else None
+
     monkeypatch.setattr(fftconv_torch._api, "conv2d", conv2d_on_the_cpu)
+    monkeypatch.setattr(fftconv_torch, "_data_gradient", data_gradient_on_the_cpu)
+    monkeypatch.setattr(fftconv_torch, "_filter_gradient", filter_gradient_on_the_cpu)
     monkeypatch.setattr(fftconv_torch.Conv2d, "unsupported_reason", lambda self, input: None)
     torch.manual_seed(1)
     layer = fftconv_torch.Conv2d(4, 8, **arguments).double()
