@@ -1,5 +1,6 @@
 // src/problem.cpp — validation of a conv2d problem.
 #include <string>
+#include <utility>
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/problem.hpp"
@@ -80,6 +81,10 @@ void validate(const problem& p) {
         detail::throw_invalid("fftconv: the padded image " + std::to_string(p.padded_height()) + " x " +
                               std::to_string(p.padded_width()) + " (height, width + 2 * padding) exceeds " +
                               "the largest supported extent " + std::to_string(max_extent));
+    for (const auto& [name, extent] : {std::pair{"kernel.height", p.kernel.height}, std::pair{"kernel.width", p.kernel.width}})
+        if (extent > max_kernel_extent)
+            detail::throw_invalid("fftconv: " + field(name, extent) + " exceeds " + std::to_string(max_kernel_extent) +
+                                  ", the largest kernel extent fftconv runs (a tile holds the kernel both ways)");
     require_kernel_fits("kernel.height", p.kernel.height, "height", p.height, "padding.height", p.padding.height);
     require_kernel_fits("kernel.width", p.kernel.width, "width", p.width, "padding.width", p.padding.width);
     require_elements("input x", {p.batch, p.in_channels, p.height, p.width});

@@ -80,6 +80,10 @@ constexpr extent2d same_padding(extent2d kernel) { return {(kernel.height - 1) /
 // stays below 2^40, so 64-bit offsets never overflow in any product we form.
 inline constexpr std::int64_t max_extent = (std::int64_t{1} << 31) - 1;
 inline constexpr std::int64_t max_tensor_elements = std::int64_t{1} << 40;
+// The largest kernel extent: a tile holds the kernel both ways, and one
+// T x T tile past 2^16 has over 2^32 elements (beyond any GPU's memory, and
+// beyond the 32-bit tile arithmetic).
+inline constexpr std::int64_t max_kernel_extent = std::int64_t{1} << 16;
 
 // Throws fftconv::error(status::invalid_argument) naming the first field that
 // is out of range and its value, e.g.

@@ -115,6 +115,8 @@ class Conv2d(nn.Conv2d):
             return f"dilation={self.dilation} (fftconv: 1)"
         if input.dim() not in (3, 4):
             return f"a {input.dim()}-dimensional input"
+        if input.dim() == 4 and input.shape[0] == 0:
+            return "an empty batch"
         parameters = [self.weight] + ([self.bias] if self.bias is not None else [])
         if not input.is_cuda or not all(p.is_cuda for p in parameters):
             return "a CPU tensor (fftconv: CUDA tensors)"

@@ -123,6 +123,10 @@ TEST_CASE("fftconv_conv2d_ex: the whole operator, and a size-tagged description"
     newer.future_field = 5;
     CHECK(fftconv_conv2d_ex(ctx, &newer.known, x.data(), w.data(), nullptr, y.data()) == FFTCONV_INVALID_ARGUMENT);
     CHECK(std::string(fftconv_last_error()).find("fields this build of fftconv does not know") != std::string::npos);
+    fftconv_conv2d_desc garbage = d;  // an uninitialised struct_size: refused, nothing read past the struct
+    garbage.struct_size = std::size_t{1} << 40;
+    CHECK(fftconv_conv2d_ex(ctx, &garbage, x.data(), w.data(), nullptr, y.data()) == FFTCONV_INVALID_ARGUMENT);
+    CHECK(std::string(fftconv_last_error()).find("is larger than any fftconv_conv2d_desc") != std::string::npos);
     fftconv_conv2d_desc truncated = d;
     truncated.struct_size = 16;
     CHECK(fftconv_conv2d_ex(ctx, &truncated, x.data(), w.data(), nullptr, y.data()) == FFTCONV_INVALID_ARGUMENT);

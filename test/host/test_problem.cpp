@@ -115,6 +115,12 @@ TEST_CASE("extents past 32 bits and tensors past 2^40 elements are rejected") {
     CHECK(contains(x, "more than 2^40 elements"));
     const std::string w = rejection({1, 1 << 21, 1 << 20, 1, 1, 1});
     CHECK(contains(w, "filter w [1048576, 2097152, 1, 1]"));
+    // A kernel past 2^16 (reachable with padding): its tile would overflow the tile arithmetic.
+    problem wide{.batch = 1, .in_channels = 1, .out_channels = 1, .height = 1, .width = 1, .kernel = {1, 70000},
+                 .padding = {0, 40000}};
+    CHECK(contains(rejection(wide), "problem.kernel.width = 70000 exceeds 65536, the largest kernel extent"));
+    wide.kernel = {1, 65536};
+    CHECK_NOTHROW(validate(wide));
 }
 
 TEST_CASE("status names are stable") {
