@@ -11,11 +11,10 @@
 // P - K + 1 each side (those outputs saw only padding and feed no input).
 //
 // Filter gradient. dw[o][c][u] = sum_b sum_i dy[b][o][i] xpad[b][c][i + u]:
-// cut the outputs i into blocks; then it is a forward convolution whose
-// samples are the group's input channels c, whose channels are (group,
-// sample b, block), each the block's window of xpad, and whose filters are
-// dy's blocks (one kernel per output channel, sample and block), with the
-// problem's groups; its K x K outputs are dw, transposed. The bias gradient is dy
+// a forward convolution whose samples are the group's input channels c, whose
+// channels are (group, sample b) and whose filters are dy (one Ho x Wo
+// kernel per output channel and sample), with the problem's padding and
+// groups; its K x K outputs are dw, transposed. The bias gradient is dy
 // summed over samples and positions (in double).
 #include <algorithm>
 #include <string>
@@ -46,33 +45,6 @@ __global__ void swap_outer_axes(const float* __restrict__ in, float* __restrict_
         const std::int64_t k = t % inner, r = t / inner;
         const std::int64_t a = r % a_count, m = (r / a_count) % mid_count, c = r / a_count / mid_count;
         out[t] = in[((a * mid_count + m) * c_count + c) * inner + k];
-    }
-}
-
-// Blocks of planes, the plane axes reordered like swap_outer_axes: output
-// block (c, m, a, bi, bj) is rows [bi * step_rows + offset_rows, + rows) and
-// columns [bj * step_cols + offset_cols, + cols) of input plane
-// (a * mid + m) * c_count + c, zero outside its valid_rows x valid_cols.
-struct block_gather {
-    std::int64_t a_count, mid_count, c_count;
-    std::int64_t in_rows, in_cols, valid_rows, valid_cols;
-    std::int64_t rows, cols, step_rows, step_cols, offset_rows, offset_cols;
-    std::int64_t blocks_high, blocks_wide;
-};
-
-__global__ void gather_blocks(const float* __restrict__ in, float* __restrict__ out, block_gather g,
-                              std::int64_t total) {
-    for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
-         t += std::int64_t(gridDim.x) * blockDim.x) {
-        const std::int64_t j = t % g.cols, i = (t / g.cols) % g.rows;
-        std::int64_t r = t / g.cols / g.rows;
-        const std::int64_t bj = r % g.blocks_wide, bi = (r / g.blocks_wide) % g.blocks_high;
-        r /= g.blocks_wide * g.blocks_high;
-        const std::int64_t a = r % g.a_count, m = (r / g.a_count) % g.mid_count, c = r / g.a_count / g.mid_count;
-        const std::int64_t row = bi * g.step_rows + g.offset_rows + i, col = bj * g.step_cols + g.offset_cols + j;
-        out[t] = row >= 0 && row < g.valid_rows && col >= 0 && col < g.valid_cols
-                     ? in[(((a * g.mid_count + m) * g.c_count + c) * g.in_rows + row) * g.in_cols + col]
-                     : 0.0f;
     }
 }
 
@@ -145,41 +117,13 @@ problem data_gradient_problem(const problem& p) {
     return q;
 }
 
-// The filter gradient runs on blocks of dy of block_rows x block_cols outputs
-// and the x windows they see ((block + K - 1) per axis), so that its tiles
-// are the fused 64-point ones instead of one cuFFT tile over the whole image
-// (H200: depthwise 256^2 K31 took ~90 ms that way). Kernels over 40 wide, or
-// outputs already that small, run as one block.
-constexpr std::int64_t gradient_tile = 64, max_blocked_kernel = 40;
-
-struct filter_blocks {
-    std::int64_t block_rows, block_cols, blocks_high, blocks_wide;
-    std::int64_t count() const { return blocks_high * blocks_wide; }
-};
-
-filter_blocks filter_blocks_of(const problem& p) {
-    const auto axis = [](std::int64_t out, std::int64_t kernel) {
-        const std::int64_t block = std::min(kernel <= max_blocked_kernel ? gradient_tile - kernel + 1 : out, out);
-        return std::pair{block, (out + block - 1) / block};
-    };
-    const auto [rows, high] = axis(p.out_height(), p.kernel.height);
-    const auto [cols, wide] = axis(p.out_width(), p.kernel.width);
-    return {rows, cols, high, wide};
-}
-
-// The forward problem whose output is the filter gradient of `p`, transposed:
-// samples = the group's input channels; channels = (group, sample, block),
-// each a window of x; filters = dy's blocks; the problem's groups.
+// The forward problem whose output is the filter gradient of `p`, transposed.
 problem filter_gradient_problem(const problem& p) {
-    const filter_blocks f = filter_blocks_of(p);
     problem q = p;
     q.batch = p.group_in_channels();
-    q.in_channels = p.groups * p.batch * f.count();
+    q.in_channels = p.groups * p.batch;
     q.out_channels = p.out_channels;
-    q.height = f.block_rows + p.kernel.height - 1;
-    q.width = f.block_cols + p.kernel.width - 1;
-    q.kernel = {f.block_rows, f.block_cols};
-    q.padding = {0, 0};
+    q.kernel = {p.out_height(), p.out_width()};
     return q;
 }
 
@@ -254,23 +198,13 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
     const problem q = filter_gradient_problem(p);
     const scratch_layout layout = filter_scratch(p);
     void* scratch = e.scratch(layout.bytes);
-    float* samples = layout.at(scratch, 0);  // x's windows as [Cg][G][B][blocks][rows][cols]
-    float* filters = layout.at(scratch, 1);  // dy's blocks as [Cout][B][blocks][rows][cols]
+    float* samples = layout.at(scratch, 0);  // x as [Cg][G][B][H][W]
+    float* filters = layout.at(scratch, 1);  // dy as [Cout][B][Ho][Wo]
     float* result = layout.at(scratch, 2);   // dw as [Cg][Cout][Kh][Kw]
-    const filter_blocks f = filter_blocks_of(p);
-    const std::int64_t out_plane = p.out_height() * p.out_width(), taps = p.kernel.height * p.kernel.width;
-    const block_gather windows{p.batch, p.groups, p.group_in_channels(), p.height, p.width, p.height, p.width,
-                               q.height, q.width, f.block_rows, f.block_cols, -p.padding.height, -p.padding.width,
-                               f.blocks_high, f.blocks_wide};
-    gather_blocks<<<blocks_for(q.input_elements()), block_threads, 0, e.stream()>>>(x, samples, windows,
-                                                                                    q.input_elements());
-    FFTCONV_CHECK_LAUNCH();
-    const block_gather dy_blocks{p.batch, 1, p.out_channels, p.out_height(), p.out_width(), p.out_height(),
-                                 p.out_width(), f.block_rows, f.block_cols, f.block_rows, f.block_cols, 0, 0,
-                                 f.blocks_high, f.blocks_wide};
-    gather_blocks<<<blocks_for(q.filter_elements()), block_threads, 0, e.stream()>>>(dy, filters, dy_blocks,
-                                                                                     q.filter_elements());
-    FFTCONV_CHECK_LAUNCH();
+    const std::int64_t plane = p.height * p.width, out_plane = p.out_height() * p.out_width();
+    const std::int64_t taps = p.kernel.height * p.kernel.width;
+    swap_axes(x, samples, p.batch, p.groups, p.group_in_channels(), plane, e.stream());
+    swap_axes(dy, filters, p.batch, 1, p.out_channels, out_plane, e.stream());
     conv2d(q, samples, filters, nullptr, result);
     swap_axes(result, dw, p.group_in_channels(), 1, p.out_channels, taps, e.stream());
     if (dbias != nullptr) {
