@@ -77,7 +77,7 @@ public:
 
     // 0 (the default): the specializations, then the generic heuristic.
     // 1 <= t <= 65536: every problem runs the generic path with tile extent t
-    // (a tuning aid; problems with kernel_extent > t are rejected).
+    // (a tuning aid; problems whose kernel is larger than t either way are rejected).
     void force_tile_extent(int t);
 
     // The most device memory the workspace may take (bytes). Problems that

@@ -50,11 +50,11 @@ constexpr bool matches(const tile_config& c, const problem& p) {
 
 // Validates `p`, then picks its path among the compiled configurations and
 // the generic path. forced_tile_extent > 0 skips the table and runs the
-// generic path with that tile extent (kernel_extent <= t <= 65536).
+// generic path with that tile extent (the kernel's larger extent <= t <= 65536).
 dispatch_decision choose_dispatch(const problem& p, int forced_tile_extent = 0);
 
 // The generic path's tile extent for `p` (validated): the cuFFT-friendly
-// extent (2^a 3^b 5^c 7^d, >= kernel_extent) that minimises a cost model of
+// extent (2^a 3^b 5^c 7^d, >= the kernel's larger extent) that minimises a cost model of
 // the whole pipeline. src/tile_heuristic.cpp explains the model.
 int choose_tile_extent(const problem& p);
 

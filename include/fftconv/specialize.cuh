@@ -66,8 +66,9 @@ specialization specialize() {
 }
 
 // y = conv2d(x, w) with Cfg, whatever the context's dispatch would pick. The
-// problem's kernel extent must equal Cfg.kernel_extent and both channel
-// counts must equal Cfg.channels; anything else throws invalid_argument.
+// problem must match Cfg (fftconv/dispatch.hpp, matches): a square kernel of
+// Cfg.kernel_extent, both channel counts Cfg.channels, groups 1 (padding is
+// the call's); anything else throws invalid_argument.
 template <tile_config Cfg>
 void conv2d(context& ctx, const problem& p, const float* x, const float* w, float* y) {
     validate(p);
@@ -75,7 +76,8 @@ void conv2d(context& ctx, const problem& p, const float* x, const float* w, floa
         detail::throw_invalid("fftconv: problem " + to_string(p) +
                               " does not fit the configuration kernel_extent=" +
                               std::to_string(Cfg.kernel_extent) + " channels=" +
-                              std::to_string(Cfg.channels));
+                              std::to_string(Cfg.channels) +
+                              " (it takes square kernels of that extent, both channel counts equal to it, groups 1)");
     if (w == nullptr) detail::throw_invalid("fftconv: w is a null pointer");
     detail::check_operands(ctx.engine(), p, x, w, nullptr, y);
     detail::run_specialized<Cfg>(ctx.engine(), p, x, detail::filter_input{w, {}}, nullptr, y);
