@@ -11,10 +11,11 @@
 // P - K + 1 each side (those outputs saw only padding and feed no input).
 //
 // Filter gradient. dw[o][c][u] = sum_b sum_i dy[b][o][i] xpad[b][c][i + u]:
-// a forward convolution whose samples are the group's input channels c, whose
-// channels are (group, sample b) and whose filters are dy (one Ho x Wo
-// kernel per output channel and sample), with the problem's padding and
-// groups; its K x K outputs are dw, transposed. The bias gradient is dy
+// cut the outputs i into blocks; then it is a forward convolution whose
+// samples are the group's input channels c, whose channels are (group,
+// sample b, block), each the block's window of xpad, and whose filters are
+// dy's blocks (one kernel per output channel, sample and block), with the
+// problem's groups; its K x K outputs are dw, transposed. The bias gradient is dy
 // summed over samples and positions (in double).
 #include <algorithm>
 #include <string>
@@ -24,10 +25,13 @@
 #include "fftconv/detail/engine.hpp"
 #include "fftconv/detail/pointer_check.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
+#include "gradient_operands.hpp"
 
 namespace fftconv {
 
 namespace {
+
+using detail::block_gather;
 
 constexpr int block_threads = 256;
 
@@ -35,40 +39,20 @@ unsigned blocks_for(std::int64_t total) {
     return unsigned(std::clamp<std::int64_t>((total + block_threads - 1) / block_threads, 1, std::int64_t{1} << 20));
 }
 
-// out[c][m][a][k] = in[a][m][c][k]: the outer and third axes swapped, the
-// inner block of `inner` elements kept (read along it: coalesced).
-__global__ void swap_outer_axes(const float* __restrict__ in, float* __restrict__ out, std::int64_t a_count,
-                                std::int64_t mid_count, std::int64_t c_count, std::int64_t inner,
-                                std::int64_t total) {
+// out[t] = in[map.source(t)], or 0 where it is -1 (gradient_operands.hpp).
+template <class Map>
+__global__ void rearrange(const float* __restrict__ in, float* __restrict__ out, Map map, std::int64_t total) {
     for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
          t += std::int64_t(gridDim.x) * blockDim.x) {
-        const std::int64_t k = t % inner, r = t / inner;
-        const std::int64_t a = r % a_count, m = (r / a_count) % mid_count, c = r / a_count / mid_count;
-        out[t] = in[((a * mid_count + m) * c_count + c) * inner + k];
+        const std::int64_t from = map.source(t);
+        out[t] = from >= 0 ? in[from] : 0.0f;
     }
 }
 
-// The data gradient's filter: flipped[c][og][u][v] = w[g * Og + og][c - g * Cg][Kh - 1 - u][Kw - 1 - v]
-// for input channel c of group g (Cg input, Og output channels per group).
-__global__ void flip_and_transpose(const float* __restrict__ w, float* __restrict__ flipped, std::int64_t group_in,
-                                   std::int64_t group_out, std::int64_t kh, std::int64_t kw, std::int64_t total) {
-    for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
-         t += std::int64_t(gridDim.x) * blockDim.x) {
-        const std::int64_t v = t % kw, u = (t / kw) % kh, og = (t / kw / kh) % group_out, c = t / kw / kh / group_out;
-        const std::int64_t g = c / group_in, o = g * group_out + og;
-        flipped[t] = w[((o * group_in + c % group_in) * kh + (kh - 1 - u)) * kw + (kw - 1 - v)];
-    }
-}
-
-// out[n][i][j] = in[n][i + top][j + left], out being rows x cols per plane n.
-__global__ void crop_planes(const float* __restrict__ in, float* __restrict__ out, std::int64_t in_rows,
-                            std::int64_t in_cols, std::int64_t rows, std::int64_t cols, std::int64_t top,
-                            std::int64_t left, std::int64_t total) {
-    for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
-         t += std::int64_t(gridDim.x) * blockDim.x) {
-        const std::int64_t j = t % cols, i = (t / cols) % rows, n = t / cols / rows;
-        out[t] = in[(n * in_rows + i + top) * in_cols + j + left];
-    }
+template <class Map>
+void launch_rearrange(const float* in, float* out, const Map& map, std::int64_t total, cudaStream_t stream) {
+    rearrange<Map><<<blocks_for(total), block_threads, 0, stream>>>(in, out, map, total);
+    FFTCONV_CHECK_LAUNCH();
 }
 
 // dbias[o] = sum over b, i, j of dy[b][o][i][j], one block per channel, in double.
@@ -92,41 +76,6 @@ __global__ void sum_planes(const float* __restrict__ dy, float* __restrict__ dbi
     }
 }
 
-void swap_axes(const float* in, float* out, std::int64_t a, std::int64_t mid, std::int64_t c, std::int64_t inner,
-               cudaStream_t stream) {
-    const std::int64_t total = a * mid * c * inner;
-    swap_outer_axes<<<blocks_for(total), block_threads, 0, stream>>>(in, out, a, mid, c, inner, total);
-    FFTCONV_CHECK_LAUNCH();
-}
-
-// How far the data gradient crops dy on each side of an axis (P > K - 1),
-// and the padding it runs with (K - 1 - P otherwise).
-std::int64_t crop_of(std::int64_t padding, std::int64_t kernel) { return std::max<std::int64_t>(0, padding - kernel + 1); }
-std::int64_t padding_of(std::int64_t padding, std::int64_t kernel) {
-    return std::max<std::int64_t>(0, kernel - 1 - padding);
-}
-
-// The forward problem whose output is the data gradient of `p` (see the top).
-problem data_gradient_problem(const problem& p) {
-    problem q = p;
-    q.in_channels = p.out_channels;
-    q.out_channels = p.in_channels;
-    q.height = p.out_height() - 2 * crop_of(p.padding.height, p.kernel.height);
-    q.width = p.out_width() - 2 * crop_of(p.padding.width, p.kernel.width);
-    q.padding = {padding_of(p.padding.height, p.kernel.height), padding_of(p.padding.width, p.kernel.width)};
-    return q;
-}
-
-// The forward problem whose output is the filter gradient of `p`, transposed.
-problem filter_gradient_problem(const problem& p) {
-    problem q = p;
-    q.batch = p.group_in_channels();
-    q.in_channels = p.groups * p.batch;
-    q.out_channels = p.out_channels;
-    q.kernel = {p.out_height(), p.out_width()};
-    return q;
-}
-
 // Byte offsets of consecutive float arrays of the given lengths in one buffer.
 struct scratch_layout {
     std::size_t offsets[3] = {};
@@ -141,14 +90,18 @@ struct scratch_layout {
     float* at(void* base, int i) const { return reinterpret_cast<float*>(static_cast<char*>(base) + offsets[i]); }
 };
 
+bool crops(const problem& p) {
+    return detail::gradient_crop(p.padding.height, p.kernel.height) > 0 ||
+           detail::gradient_crop(p.padding.width, p.kernel.width) > 0;
+}
+
 scratch_layout data_scratch(const problem& p) {
-    const problem q = data_gradient_problem(p);
-    const bool crops = q.input_elements() != p.output_elements();
-    return scratch_layout{q.filter_elements(), crops ? q.input_elements() : 0};
+    const problem q = detail::data_gradient_problem(p);
+    return scratch_layout{q.filter_elements(), crops(p) ? q.input_elements() : 0};
 }
 
 scratch_layout filter_scratch(const problem& p) {
-    const problem q = filter_gradient_problem(p);
+    const problem q = detail::filter_gradient_problem(p);
     return scratch_layout{q.input_elements(), q.filter_elements(), q.output_elements()};
 }
 
@@ -166,22 +119,16 @@ void context::conv2d_backward_data(const problem& p, const float* dy, const floa
     require_gradient_operand(dy, p.output_elements(), e.device(), "dy");
     require_gradient_operand(w, p.filter_elements(), e.device(), "w");
     require_gradient_operand(dx, p.input_elements(), e.device(), "dx");
-    const problem q = data_gradient_problem(p);
+    const problem q = detail::data_gradient_problem(p);
     const scratch_layout layout = data_scratch(p);
     void* scratch = e.scratch(layout.bytes);
     float* flipped = layout.at(scratch, 0);
-    const std::int64_t flipped_elements = q.filter_elements();
-    flip_and_transpose<<<blocks_for(flipped_elements), block_threads, 0, e.stream()>>>(
-        w, flipped, p.group_in_channels(), p.group_out_channels(), p.kernel.height, p.kernel.width, flipped_elements);
-    FFTCONV_CHECK_LAUNCH();
+    const detail::flipped_filter flip{p.group_in_channels(), p.group_out_channels(), p.kernel.height, p.kernel.width};
+    launch_rearrange(w, flipped, flip, q.filter_elements(), e.stream());
     const float* input = dy;
-    if (q.input_elements() != p.output_elements()) {
+    if (crops(p)) {
         float* cropped = layout.at(scratch, 1);
-        const std::int64_t total = q.input_elements();
-        crop_planes<<<blocks_for(total), block_threads, 0, e.stream()>>>(
-            dy, cropped, p.out_height(), p.out_width(), q.height, q.width,
-            crop_of(p.padding.height, p.kernel.height), crop_of(p.padding.width, p.kernel.width), total);
-        FFTCONV_CHECK_LAUNCH();
+        launch_rearrange(dy, cropped, detail::cropped_gradient(p), q.input_elements(), e.stream());
         input = cropped;
     }
     conv2d(q, input, flipped, nullptr, dx);
@@ -194,22 +141,21 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
     require_gradient_operand(x, p.input_elements(), e.device(), "x");
     require_gradient_operand(dy, p.output_elements(), e.device(), "dy");
     require_gradient_operand(dw, p.filter_elements(), e.device(), "dw");
-    if (dbias != nullptr) detail::require_device_memory(dbias, sizeof(float) * std::size_t(p.out_channels), e.device(), "dbias");
-    const problem q = filter_gradient_problem(p);
+    if (dbias != nullptr)
+        detail::require_device_memory(dbias, sizeof(float) * std::size_t(p.out_channels), e.device(), "dbias");
+    const problem q = detail::filter_gradient_problem(p);
     const scratch_layout layout = filter_scratch(p);
     void* scratch = e.scratch(layout.bytes);
-    float* samples = layout.at(scratch, 0);  // x as [Cg][G][B][H][W]
-    float* filters = layout.at(scratch, 1);  // dy as [Cout][B][Ho][Wo]
-    float* result = layout.at(scratch, 2);   // dw as [Cg][Cout][Kh][Kw]
-    const std::int64_t plane = p.height * p.width, out_plane = p.out_height() * p.out_width();
-    const std::int64_t taps = p.kernel.height * p.kernel.width;
-    swap_axes(x, samples, p.batch, p.groups, p.group_in_channels(), plane, e.stream());
-    swap_axes(dy, filters, p.batch, 1, p.out_channels, out_plane, e.stream());
-    conv2d(q, samples, filters, nullptr, result);
-    swap_axes(result, dw, p.group_in_channels(), 1, p.out_channels, taps, e.stream());
+    float* windows = layout.at(scratch, 0);  // x's windows: [Cg][G][B][blocks][rows][cols]
+    float* blocks = layout.at(scratch, 1);   // dy's blocks: [Cout][B][blocks][rows][cols]
+    float* result = layout.at(scratch, 2);   // dw, transposed: [Cg][Cout][Kh][Kw]
+    launch_rearrange(x, windows, detail::filter_gradient_windows(p), q.input_elements(), e.stream());
+    launch_rearrange(dy, blocks, detail::filter_gradient_blocks(p), q.filter_elements(), e.stream());
+    conv2d(q, windows, blocks, nullptr, result);
+    launch_rearrange(result, dw, detail::filter_gradient_transpose(p), p.filter_elements(), e.stream());
     if (dbias != nullptr) {
         sum_planes<<<unsigned(std::min<std::int64_t>(p.out_channels, 65535)), block_threads, 0, e.stream()>>>(
-            dy, dbias, p.batch, p.out_channels, out_plane);
+            dy, dbias, p.batch, p.out_channels, p.out_height() * p.out_width());
         FFTCONV_CHECK_LAUNCH();
     }
 }
@@ -218,8 +164,8 @@ void context::reserve_backward(const problem& p) {
     engine_->begin_call();
     validate(p);
     (void)engine_->scratch(std::max(data_scratch(p).bytes, filter_scratch(p).bytes));
-    reserve(data_gradient_problem(p));
-    reserve(filter_gradient_problem(p));
+    reserve(detail::data_gradient_problem(p));
+    reserve(detail::filter_gradient_problem(p));
 }
 
 }  // namespace fftconv

@@ -1,0 +1,151 @@
+// The gradients' algebra on the CPU (src/gradient_operands.hpp): each
+// gradient, computed as the forward convolution of its rearranged operands
+// by the float64 reference, equals its definition — dx[b,c,h,w] = sum of
+// dy[b,o,h+Ph-u,w+Pw-v] w[o,c,u,v], dw[o,c,u,v] = sum of dy[b,o,i,j]
+// x[b,c,i+u-Ph,j+v-Pw] — to float64 rounding, for every operator variant and
+// for filter gradients cut into one block or many. The GPU suite
+// (test_gpu_backward) checks the kernels that run these maps.
+#include "doctest.hpp"
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "gradient_operands.hpp"
+#include "reference.hpp"
+
+using namespace fftconv;
+
+namespace {
+
+std::vector<float> random_vector(std::int64_t n, std::mt19937_64& rng) {
+    std::normal_distribution<float> normal(0.0f, 1.0f);
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (float& e : v) e = normal(rng);
+    return v;
+}
+
+template <class Map>
+std::vector<float> rearranged(const std::vector<float>& in, const Map& map, std::int64_t n) {
+    std::vector<float> out(static_cast<std::size_t>(n));
+    for (std::int64_t t = 0; t < n; ++t) {
+        const std::int64_t from = map.source(t);
+        REQUIRE(from < std::int64_t(in.size()));  // every map stays inside its source
+        out[std::size_t(t)] = from >= 0 ? in[std::size_t(from)] : 0.0f;
+    }
+    return out;
+}
+
+std::vector<double> data_gradient_definition(const problem& p, const std::vector<float>& dy,
+                                             const std::vector<float>& w) {
+    const std::int64_t ho = p.out_height(), wo = p.out_width(), cg = p.group_in_channels(), og = p.group_out_channels();
+    std::vector<double> dx(static_cast<std::size_t>(p.input_elements()));
+    for (std::int64_t b = 0; b < p.batch; ++b)
+        for (std::int64_t c = 0; c < p.in_channels; ++c)
+            for (std::int64_t h = 0; h < p.height; ++h)
+                for (std::int64_t x = 0; x < p.width; ++x) {
+                    double sum = 0;
+                    for (std::int64_t o = c / cg * og; o < (c / cg + 1) * og; ++o)
+                        for (std::int64_t u = 0; u < p.kernel.height; ++u)
+                            for (std::int64_t v = 0; v < p.kernel.width; ++v) {
+                                const std::int64_t i = h + p.padding.height - u, j = x + p.padding.width - v;
+                                if (i < 0 || i >= ho || j < 0 || j >= wo) continue;
+                                sum += double(dy[std::size_t(((b * p.out_channels + o) * ho + i) * wo + j)]) *
+                                       double(w[std::size_t(((o * cg + c % cg) * p.kernel.height + u) *
+                                                                p.kernel.width + v)]);
+                            }
+                    dx[std::size_t(((b * p.in_channels + c) * p.height + h) * p.width + x)] = sum;
+                }
+    return dx;
+}
+
+std::vector<double> filter_gradient_definition(const problem& p, const std::vector<float>& x,
+                                               const std::vector<float>& dy) {
+    const std::int64_t ho = p.out_height(), wo = p.out_width(), cg = p.group_in_channels(), og = p.group_out_channels();
+    std::vector<double> dw(static_cast<std::size_t>(p.filter_elements()));
+    for (std::int64_t o = 0; o < p.out_channels; ++o)
+        for (std::int64_t c = 0; c < cg; ++c)
+            for (std::int64_t u = 0; u < p.kernel.height; ++u)
+                for (std::int64_t v = 0; v < p.kernel.width; ++v) {
+                    double sum = 0;
+                    const std::int64_t channel = o / og * cg + c;
+                    for (std::int64_t b = 0; b < p.batch; ++b)
+                        for (std::int64_t i = 0; i < ho; ++i)
+                            for (std::int64_t j = 0; j < wo; ++j) {
+                                const std::int64_t r = i + u - p.padding.height, s = j + v - p.padding.width;
+                                if (r < 0 || r >= p.height || s < 0 || s >= p.width) continue;
+                                sum += double(dy[std::size_t(((b * p.out_channels + o) * ho + i) * wo + j)]) *
+                                       double(x[std::size_t(((b * p.in_channels + channel) * p.height + r) *
+                                                                p.width + s)]);
+                            }
+                    dw[std::size_t(((o * cg + c) * p.kernel.height + u) * p.kernel.width + v)] = sum;
+                }
+    return dw;
+}
+
+double relative_difference(const std::vector<double>& a, const std::vector<double>& b) {
+    double difference = 0, norm = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) {
+        difference += (a[i] - b[i]) * (a[i] - b[i]);
+        norm += b[i] * b[i];
+    }
+    return std::sqrt(difference / norm);
+}
+
+problem make(std::int64_t batch, std::int64_t in, std::int64_t out, std::int64_t h, std::int64_t w, extent2d kernel,
+             extent2d padding, std::int64_t groups) {
+    return {.batch = batch, .in_channels = in, .out_channels = out, .height = h, .width = w, .kernel = kernel,
+            .padding = padding, .groups = groups};
+}
+
+}  // namespace
+
+TEST_CASE("each gradient is the forward convolution of its rearranged operands") {
+    std::mt19937_64 rng(20261130);
+    for (const problem& p : {
+             make(2, 3, 4, 11, 9, 3, 0, 1),                   // dense, valid
+             make(2, 4, 6, 12, 10, {3, 5}, {1, 2}, 2),        // grouped, rectangular, 'same'
+             make(1, 4, 8, 9, 9, 5, {7, 6}, 4),               // padding beyond the kernel: dy cropped
+             make(2, 3, 3, 40, 37, 31, 15, 3),                // depthwise 31 x 31 'same': 2 x 2 blocks of 34
+             make(1, 2, 2, 70, 12, {5, 3}, {2, 1}, 1),        // 2 blocks of 60 rows, one of 12 columns
+             make(1, 2, 4, 20, 50, {45, 2}, {22, 0}, 2),      // a 45-row kernel: one block that way
+         }) {
+        CAPTURE(to_string(p));
+        const std::vector<float> x = random_vector(p.input_elements(), rng);
+        const std::vector<float> w = random_vector(p.filter_elements(), rng);
+        const std::vector<float> dy = random_vector(p.output_elements(), rng);
+
+        const problem qd = detail::data_gradient_problem(p);
+        REQUIRE(qd.output_elements() == p.input_elements());
+        const detail::flipped_filter flip{p.group_in_channels(), p.group_out_channels(), p.kernel.height,
+                                          p.kernel.width};
+        const std::vector<float> dy_in = qd.input_elements() == p.output_elements()
+                                             ? dy
+                                             : rearranged(dy, detail::cropped_gradient(p), qd.input_elements());
+        const std::vector<double> dx = reference::direct_conv_cpu(qd, dy_in, rearranged(w, flip, qd.filter_elements()));
+        CHECK(relative_difference(dx, data_gradient_definition(p, dy, w)) < 1e-12);
+
+        const problem qf = detail::filter_gradient_problem(p);
+        REQUIRE(qf.out_height() == p.kernel.height);
+        REQUIRE(qf.out_width() == p.kernel.width);
+        const std::vector<double> transposed = reference::direct_conv_cpu(
+            qf, rearranged(x, detail::filter_gradient_windows(p), qf.input_elements()),
+            rearranged(dy, detail::filter_gradient_blocks(p), qf.filter_elements()));
+        std::vector<double> dw(static_cast<std::size_t>(p.filter_elements()));
+        const detail::block_gather back = detail::filter_gradient_transpose(p);
+        for (std::int64_t t = 0; t < p.filter_elements(); ++t) dw[std::size_t(t)] = transposed[std::size_t(back.source(t))];
+        CHECK(relative_difference(dw, filter_gradient_definition(p, x, dy)) < 1e-12);
+    }
+}
+
+TEST_CASE("the filter gradient's blocks fit the fused 64-point tile") {
+    const problem p = make(8, 64, 64, 256, 256, 31, 15, 64);
+    const detail::filter_blocks f = detail::filter_blocks_of(p);
+    CHECK(f.block_rows == 34);
+    CHECK(f.blocks_high == 8);  // 256 outputs in blocks of 34
+    const problem q = detail::filter_gradient_problem(p);
+    CHECK(q.height == 64);
+    CHECK(q.kernel.height == 34);
+    CHECK(q.in_channels == 64 * 8 * 64);
+}
