@@ -42,9 +42,11 @@ for shape, expected in ((dense, expected_dense), (depthwise, expected_depthwise)
     wrong = {key: shape.get(key) for key, value in expected.items() if shape.get(key) != value}
     if wrong:
         failures.append(f"json shape {shape!r}: expected {expected!r}, differs at {wrong!r}")
+if dense.get("pass") != "forward":
+    failures.append(f"json: pass {dense.get('pass')!r}, expected 'forward'")
 if "kernel_extent" in depthwise:
     failures.append("json: a rectangular kernel has a kernel_extent (schema 1's key is for square kernels only)")
-if data.get("schema_version") != 2 or data.get("suite") != "custom":
+if data.get("schema_version") != 3 or data.get("suite") != "custom":
     failures.append(f"json: schema_version {data.get('schema_version')!r}, suite {data.get('suite')!r}")
 for key in ("tool", "driver", "cuda_runtime", "cufft", "cublas", "cudnn", "date", "repetitions", "l2_flush",
             "l2_flush_bytes", "reuse_filter", "accuracy_bar", "shapes", "summary"):

@@ -219,6 +219,175 @@ std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, 
     return results;
 }
 
+namespace {
+
+// What differs between the two gradients, for one set of peer code.
+struct data_gradient_api {
+    using algo_t = cudnnConvolutionBwdDataAlgo_t;
+    using perf_t = cudnnConvolutionBwdDataAlgoPerf_t;
+    static constexpr int count = CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT;
+    static const char* name(algo_t a) {
+        switch (a) {
+            case CUDNN_CONVOLUTION_BWD_DATA_ALGO_0: return "ALGO_0";
+            case CUDNN_CONVOLUTION_BWD_DATA_ALGO_1: return "ALGO_1";
+            case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT: return "FFT";
+            case CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING: return "FFT_TILING";
+            case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD: return "WINOGRAD";
+            case CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+            default: return "UNKNOWN";
+        }
+    }
+    static void heuristic(const descriptors& d, int most, int* found, perf_t* perf) {
+        BENCH_CUDNN_TRY(cudnnGetConvolutionBackwardDataAlgorithm_v7(d.handle.get(), d.w.get(), d.y.get(),
+                                                                    d.conv.get(), d.x.get(), most, found, perf));
+    }
+    static void find(const descriptors& d, int most, int* found, perf_t* perf) {
+        BENCH_CUDNN_TRY(cudnnFindConvolutionBackwardDataAlgorithm(d.handle.get(), d.w.get(), d.y.get(),
+                                                                  d.conv.get(), d.x.get(), most, found, perf));
+    }
+    static std::size_t workspace(const descriptors& d, algo_t a) {
+        std::size_t bytes = 0;
+        BENCH_CUDNN_TRY(cudnnGetConvolutionBackwardDataWorkspaceSize(d.handle.get(), d.w.get(), d.y.get(),
+                                                                     d.conv.get(), d.x.get(), a, &bytes));
+        return bytes;
+    }
+    // dx = backward data (w, dy)
+    static void run(const descriptors& d, algo_t a, const float*, const float* w, const float* dy, float* out,
+                    void* ws, std::size_t bytes) {
+        const float one = 1.0f, zero = 0.0f;
+        BENCH_CUDNN_TRY(cudnnConvolutionBackwardData(d.handle.get(), &one, d.w.get(), w, d.y.get(), dy,
+                                                     d.conv.get(), a, ws, bytes, &zero, d.x.get(), out));
+    }
+    static std::int64_t elements(const problem& p) { return p.input_elements(); }
+};
+
+struct filter_gradient_api {
+    using algo_t = cudnnConvolutionBwdFilterAlgo_t;
+    using perf_t = cudnnConvolutionBwdFilterAlgoPerf_t;
+    static constexpr int count = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+    static const char* name(algo_t a) {
+        switch (a) {
+            case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0: return "ALGO_0";
+            case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1: return "ALGO_1";
+            case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT: return "FFT";
+            case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3: return "ALGO_3";
+            case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED: return "WINOGRAD_NONFUSED";
+            case CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING: return "FFT_TILING";
+            default: return "UNKNOWN";
+        }
+    }
+    static void heuristic(const descriptors& d, int most, int* found, perf_t* perf) {
+        BENCH_CUDNN_TRY(cudnnGetConvolutionBackwardFilterAlgorithm_v7(d.handle.get(), d.x.get(), d.y.get(),
+                                                                      d.conv.get(), d.w.get(), most, found, perf));
+    }
+    static void find(const descriptors& d, int most, int* found, perf_t* perf) {
+        BENCH_CUDNN_TRY(cudnnFindConvolutionBackwardFilterAlgorithm(d.handle.get(), d.x.get(), d.y.get(),
+                                                                    d.conv.get(), d.w.get(), most, found, perf));
+    }
+    static std::size_t workspace(const descriptors& d, algo_t a) {
+        std::size_t bytes = 0;
+        BENCH_CUDNN_TRY(cudnnGetConvolutionBackwardFilterWorkspaceSize(d.handle.get(), d.x.get(), d.y.get(),
+                                                                       d.conv.get(), d.w.get(), a, &bytes));
+        return bytes;
+    }
+    // dw = backward filter (x, dy)
+    static void run(const descriptors& d, algo_t a, const float* x, const float*, const float* dy, float* out,
+                    void* ws, std::size_t bytes) {
+        const float one = 1.0f, zero = 0.0f;
+        BENCH_CUDNN_TRY(cudnnConvolutionBackwardFilter(d.handle.get(), &one, d.x.get(), x, d.y.get(), dy,
+                                                       d.conv.get(), a, ws, bytes, &zero, d.w.get(), out));
+    }
+    static std::int64_t elements(const problem& p) { return p.filter_elements(); }
+};
+
+template <class Api>
+algorithm_result run_gradient_algorithm(const char* name, const descriptors& d, const problem& p,
+                                        typename Api::algo_t algo, const float* x, const float* w, const float* dy,
+                                        float* out, const std::vector<double>& exact, int repetitions,
+                                        const l2_flusher* flusher, cudaStream_t stream) {
+    algorithm_result r;
+    r.name = name;
+    r.detail = Api::name(algo);
+    const std::size_t bytes = Api::workspace(d, algo);
+    auto workspace = reference::make_device_array<char>(std::int64_t(std::max<std::size_t>(bytes, 1)));
+    r.workspace_bytes = r.peak_bytes = bytes;
+    auto call = [&] { Api::run(d, algo, x, w, dy, out, workspace.data(), bytes); };
+    reference::fill_nan(out, Api::elements(p), stream);
+    call();
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
+    r.accuracy = reference::compare(reference::to_host(out, Api::elements(p)), exact);
+    r.time = time_calls(repetitions, flusher, stream, call);
+    r.ran = true;
+    return r;
+}
+
+template <class Api>
+std::vector<algorithm_result> gradient_peers(const problem& p, const float* x, const float* w, const float* dy,
+                                             float* out, const std::vector<double>& exact, int repetitions,
+                                             const l2_flusher* flusher, cudaStream_t stream) {
+    std::vector<algorithm_result> results;
+    const auto attempt = [&](const char* name, const auto& run) {
+        try {
+            results.push_back(run());
+        } catch (const std::exception& e) {
+            results.push_back(not_run(name, std::string("failed: ") + e.what()));
+        }
+    };
+    std::unique_ptr<descriptors> made;
+    try {
+        made = std::make_unique<descriptors>(p, stream);
+    } catch (const std::exception& e) {
+        for (const char* name : {"cudnn_deterministic", "cudnn_fastest"})
+            results.push_back(not_run(name, std::string("failed: ") + e.what()));
+        return results;
+    }
+    const descriptors& d = *made;
+    const auto usable = [](const typename Api::perf_t& r) {
+        return r.status == CUDNN_STATUS_SUCCESS && r.mathType == CUDNN_FMA_MATH;
+    };
+    attempt("cudnn_deterministic", [&] {
+        typename Api::perf_t perf[Api::count];
+        int found = 0;
+        Api::heuristic(d, Api::count, &found, perf);
+        for (int i = 0; i < found; ++i)
+            if (usable(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC) {
+                progress(std::string("  cuDNN deterministic (") + Api::name(perf[i].algo) + "): " +
+                         std::to_string(repetitions) + " timed calls");
+                return run_gradient_algorithm<Api>("cudnn_deterministic", d, p, perf[i].algo, x, w, dy, out,
+                                                   exact, repetitions, flusher, stream);
+            }
+        return not_run("cudnn_deterministic", "no deterministic strict-FP32 algorithm among " +
+                                                  std::to_string(found) + " ranked by cuDNN's heuristics");
+    });
+    attempt("cudnn_fastest", [&] {
+        typename Api::perf_t perf[Api::count];
+        int found = 0;
+        progress("  cuDNN algorithm search (runs every algorithm)");
+        Api::find(d, Api::count, &found, perf);
+        for (int i = 0; i < found; ++i)
+            if (usable(perf[i])) {
+                progress(std::string("  cuDNN fastest (") + Api::name(perf[i].algo) + "): " +
+                         std::to_string(repetitions) + " timed calls");
+                return run_gradient_algorithm<Api>("cudnn_fastest", d, p, perf[i].algo, x, w, dy, out, exact,
+                                                   repetitions, flusher, stream);
+            }
+        return not_run("cudnn_fastest", "no strict-FP32 algorithm succeeded in cuDNN's search of " +
+                                            std::to_string(found));
+    });
+    return results;
+}
+
+}  // namespace
+
+std::vector<algorithm_result> run_cudnn_gradient_peers(const problem& p, pass g, const float* x, const float* w,
+                                                       const float* dy, float* out,
+                                                       const std::vector<double>& exact, int repetitions,
+                                                       const l2_flusher* flusher, cudaStream_t stream) {
+    if (g == pass::data_gradient)
+        return gradient_peers<data_gradient_api>(p, x, w, dy, out, exact, repetitions, flusher, stream);
+    return gradient_peers<filter_gradient_api>(p, x, w, dy, out, exact, repetitions, flusher, stream);
+}
+
 }  // namespace fftconv::bench
 
 #else  // no cuDNN in this build
@@ -228,6 +397,11 @@ bool cudnn_available() { return false; }
 std::vector<algorithm_result> run_cudnn_peers(const problem&, const float*, const float*, const float*,
                                               float*, const std::vector<double>&, int, const l2_flusher*,
                                               cudaStream_t) {
+    return {};
+}
+std::vector<algorithm_result> run_cudnn_gradient_peers(const problem&, pass, const float*, const float*,
+                                                       const float*, float*, const std::vector<double>&, int,
+                                                       const l2_flusher*, cudaStream_t) {
     return {};
 }
 }  // namespace fftconv::bench

@@ -9,6 +9,7 @@
 
 #include "fftconv/problem.hpp"
 #include "peer.hpp"
+#include "report.hpp"
 
 namespace fftconv::bench {
 
@@ -24,5 +25,14 @@ std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, 
                                               const float* bias, float* y, const std::vector<double>& exact,
                                               int repetitions, const l2_flusher* flusher,
                                               cudaStream_t stream);
+
+// The same peers for a gradient of the problem (no bias): dx =
+// cudnnConvolutionBackwardData(w, dy) or dw = cudnnConvolutionBackwardFilter(x,
+// dy), into `out`, checked against `exact` (host, float64). The fastest peer
+// is the strict-FP32 algorithm cuDNN's own search (cudnnFind...) ranks first.
+std::vector<algorithm_result> run_cudnn_gradient_peers(const problem& p, pass g, const float* x, const float* w,
+                                                       const float* dy, float* out,
+                                                       const std::vector<double>& exact, int repetitions,
+                                                       const l2_flusher* flusher, cudaStream_t stream);
 
 }  // namespace fftconv::bench

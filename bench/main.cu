@@ -141,6 +141,61 @@ const tile_config* compiled_entry(const problem& p, int tile_extent) {
     return nullptr;
 }
 
+// One gradient of one shape (--suite backward): fftconv's in a fresh context
+// and cuDNN's, each checked against the float64 definition of the gradient
+// (reference::data_gradient_gpu / filter_gradient_gpu) and held to the
+// forward's bar (5e-7 relative L2: stricter than the 1e-6 a filter gradient
+// is asked for). A failing fftconv row clears *all_pass.
+bench::shape_result run_gradient_shape(const bench::run_shape& s, const options& o, const bench::l2_flusher* flush,
+                                       cudaStream_t stream, bool* all_pass) {
+    const problem& p = s.shape;
+    const bool data = s.pass == bench::pass::data_gradient;
+    bench::shape_result sr{s.role, p, false, s.seed, {}, s.pass};
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto dy = reference::make_device_array<float>(p.output_elements());
+    reference::fill_normal(x.data(), x.size, s.seed, stream);
+    reference::fill_normal(w.data(), w.size, s.seed ^ 0x5deece66dull, stream);
+    reference::fill_normal(dy.data(), dy.size, s.seed ^ 0xd1ull, stream);
+    const std::int64_t n = data ? p.input_elements() : p.filter_elements();
+    auto out = reference::make_device_array<float>(n);
+    std::vector<double> exact;
+    {
+        auto exact_device = reference::make_device_array<double>(n);
+        if (data) reference::data_gradient_gpu(p, dy.data(), w.data(), exact_device.data(), stream);
+        else reference::filter_gradient_gpu(p, x.data(), dy.data(), exact_device.data(), nullptr, stream);
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
+        exact = reference::to_host(exact_device.data(), exact_device.size);
+    }
+    bench::progress("  fftconv: " + std::to_string(o.repetitions) + " timed calls");
+    sr.algorithms.push_back(attempt("fftconv", [&] {
+        bench::algorithm_result r;
+        r.name = "fftconv";
+        r.detail = data ? "conv2d_backward_data" : "conv2d_backward_filter";
+        const std::size_t free_before = free_device_bytes();
+        context ctx(stream);
+        const auto call = [&] {
+            if (data) ctx.conv2d_backward_data(p, dy.data(), w.data(), out.data());
+            else ctx.conv2d_backward_filter(p, x.data(), dy.data(), out.data());
+        };
+        reference::fill_nan(out.data(), n, stream);
+        call();  // warm-up: plans, workspace, scratch; and the output we check
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
+        r.peak_bytes = free_before - free_device_bytes();
+        r.accuracy = reference::compare(reference::to_host(out.data(), n), exact);
+        r.time = bench::time_calls(o.repetitions, flush, stream, call);
+        r.ran = true;
+        return r;
+    }));
+    if (o.cudnn && bench::cudnn_available())
+        for (auto& r : bench::run_cudnn_gradient_peers(p, s.pass, x.data(), w.data(), dy.data(), out.data(), exact,
+                                                       o.repetitions, flush, stream))
+            sr.algorithms.push_back(std::move(r));
+    for (const auto& a : sr.algorithms)
+        if (a.name == "fftconv" && !(a.ran && a.accuracy.passes())) *all_pass = false;
+    return sr;
+}
+
 std::string config_label(const tile_config& c) {
     std::ostringstream s;  // not "K" + std::to_string(...): GCC 12 warns falsely (-Wrestrict, PR 105329)
     s << "K" << c.kernel_extent << " C" << c.channels << " T" << c.tile_extent;
@@ -178,6 +233,12 @@ int main(int argc, char** argv) {
             const problem& p = todo[i].shape;
             const std::uint64_t seed = todo[i].seed;
             validate(p);
+            if (todo[i].pass != bench::pass::forward) {
+                bench::progress("[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] " +
+                                to_string(p) + " " + to_string(todo[i].pass) + ": inputs and the float64 reference");
+                results.push_back(run_gradient_shape(todo[i], o, flush, stream, &all_pass));
+                continue;
+            }
             bench::progress("[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] " +
                             to_string(p) + (todo[i].bias ? " +bias" : "") + ": inputs and the float64 reference");
             bench::shape_result sr{todo[i].role, p, todo[i].bias, seed, {}};

@@ -138,7 +138,9 @@ options parse_options(int argc, char** argv) {
                        "The shapes to run: leaderboard (the 10 leaderboard shapes: dense, square, unpadded, no "
                        "bias) or depthwise (7 depthwise 'same' convolutions with a bias: B,C,H=W,K = "
                        "64,128,56,31 64,256,28,29 64,512,14,27 64,1024,7,13 32,128,56,51 32,256,28,49 "
-                       "8,64,256,31; Cout = groups = C, padding K/2)")
+                       "8,64,256,31; Cout = groups = C, padding K/2) or backward (the data and filter "
+                       "gradients of B,C,H=W,K = 4,64,128,8 4,64,128,16 2,128,256,16 1,128,256,32 and depthwise "
+                       "'same' 64,128,56,31 8,64,256,31, against cuDNN's backward data and filter algorithms)")
             ->check(CLI::IsMember(suite_names))
             ->type_name("NAME")
             ->capture_default_str();

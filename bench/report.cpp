@@ -11,6 +11,15 @@
 #include <nlohmann/json.hpp>
 
 namespace fftconv::bench {
+const char* to_string(pass g) noexcept {
+    switch (g) {
+        case pass::forward: return "forward";
+        case pass::data_gradient: return "data_gradient";
+        case pass::filter_gradient: return "filter_gradient";
+    }
+    return "unknown";
+}
+
 namespace {
 
 // "56x56 K31 C128 B64 dw pad15 +bias": image, kernel (KHxKW when not
@@ -34,6 +43,8 @@ std::string shape_label(const shape_result& s) {
         if (p.padding.width != p.padding.height) o << "x" << p.padding.width;
     }
     if (s.bias) o << " +bias";
+    if (s.pass == pass::data_gradient) o << " dx";
+    if (s.pass == pass::filter_gradient) o << " dw";
     return o.str();
 }
 
@@ -191,7 +202,7 @@ void write_json(const std::string& path, const run_info& info, const std::vector
     using json = nlohmann::ordered_json;
     json out = {
         {"tool", "fftconv-bench"},
-        {"schema_version", 2},
+        {"schema_version", 3},
         {"suite", info.suite},
         {"gpu", info.gpu},
         {"driver", info.driver},
@@ -240,7 +251,7 @@ void write_json(const std::string& path, const run_info& info, const std::vector
         if (p.kernel.height == p.kernel.width) shape["kernel_extent"] = p.kernel.height;  // schema 1's key
         shape.update(json{{"kernel_height", p.kernel.height}, {"kernel_width", p.kernel.width},
                           {"padding_height", p.padding.height}, {"padding_width", p.padding.width},
-                          {"groups", p.groups}, {"bias", s.bias}, {"seed", s.seed},
+                          {"groups", p.groups}, {"bias", s.bias}, {"pass", to_string(s.pass)}, {"seed", s.seed},
                           {"algorithms", algorithms}});
         shape_list.push_back(shape);
     }

@@ -1,11 +1,12 @@
 // bench/report.hpp — the bench's results and the four ways it shows them:
 // a table on stdout, JSON (every figure), Markdown, and an SVG chart.
 //
-// JSON schema (schema_version 2; version 1 had no such key): top level
+// JSON schema (schema_version 3; version 1 had no such key): top level
 // tool, schema_version, suite, gpu, driver, ..., shapes, summary. Each shape:
 // role, batch, in_channels, out_channels, height, width,
 // kernel_height, kernel_width, padding_height, padding_width, groups, bias
-// (true/false), seed, algorithms; and kernel_extent (version 1's key) for
+// (true/false), pass ("forward", "data_gradient" or "filter_gradient"; new
+// in version 3), seed, algorithms; and kernel_extent (version 1's key) for
 // square kernels only: a reader that needs it fails loudly on a rectangular
 // kernel instead of reading half of it.
 #pragma once
@@ -18,12 +19,18 @@
 
 namespace fftconv::bench {
 
+// What a run times on a shape: the convolution, or one of its gradients
+// (dx from dy and w, dw from x and dy).
+enum class pass { forward, data_gradient, filter_gradient };
+const char* to_string(pass g) noexcept;
+
 struct shape_result {
     std::string role;  // "benchmark", "test" or "custom"
     problem shape;     // kernel, padding and groups included
     bool bias = false;  // every algorithm's call added a bias (and the oracle did)
     std::uint64_t seed = 0;
     std::vector<algorithm_result> algorithms;  // fftconv first, then fftconv-generic, then peers
+    bench::pass pass = bench::pass::forward;
 };
 
 struct run_info {

@@ -16,6 +16,7 @@
 
 #include "fftconv/problem.hpp"
 #include "leaderboard.hpp"
+#include "report.hpp"
 
 namespace fftconv::bench {
 
@@ -25,11 +26,13 @@ struct run_shape {
     problem shape;
     bool bias = false;  // the call adds a bias (out_channels floats, drawn from the seed)
     std::uint64_t seed = 0;
+    bench::pass pass = bench::pass::forward;
 };
 
 inline constexpr const char* suite_leaderboard = "leaderboard";
 inline constexpr const char* suite_depthwise = "depthwise";
-inline constexpr std::array<const char*, 2> suite_names{suite_leaderboard, suite_depthwise};
+inline constexpr const char* suite_backward = "backward";
+inline constexpr std::array<const char*, 3> suite_names{suite_leaderboard, suite_depthwise, suite_backward};
 
 struct depthwise_shape {
     std::int64_t batch, channels, size, kernel;
@@ -52,6 +55,26 @@ constexpr problem as_problem(const depthwise_shape& s) {
                    .width = s.size, .kernel = s.kernel, .padding = s.kernel / 2, .groups = s.channels};
 }
 
+// The backward suite: each shape's data gradient and filter gradient (no
+// bias), B, Cin = Cout, H = W, K, padding, groups.
+struct backward_shape {
+    std::int64_t batch, channels, size, kernel, padding, groups;
+    std::uint64_t seed;
+    constexpr problem as_problem() const {
+        return problem{.batch = batch, .in_channels = channels, .out_channels = channels, .height = size,
+                       .width = size, .kernel = kernel, .padding = padding, .groups = groups};
+    }
+};
+
+inline constexpr std::array<backward_shape, 6> backward_suite{{
+    {4, 64, 128, 8, 0, 1, 72001},
+    {4, 64, 128, 16, 0, 1, 72002},
+    {2, 128, 256, 16, 0, 1, 72003},
+    {1, 128, 256, 32, 0, 1, 72004},
+    {64, 128, 56, 31, 15, 128, 72005},  // depthwise 'same'
+    {8, 64, 256, 31, 15, 64, 72006},
+}};
+
 // The shapes of a suite named in suite_names (others: empty). Every shape of
 // the depthwise suite is a "benchmark" shape: the totals are over all seven.
 inline std::vector<run_shape> suite_shapes(std::string_view name) {
@@ -60,6 +83,10 @@ inline std::vector<run_shape> suite_shapes(std::string_view name) {
         for (const auto& s : reference::leaderboard) shapes.push_back({s.role, s.as_problem(), false, s.seed});
     } else if (name == suite_depthwise) {
         for (const auto& s : depthwise_suite) shapes.push_back({"benchmark", as_problem(s), true, s.seed});
+    } else if (name == suite_backward) {
+        for (const auto& s : backward_suite)
+            for (const pass g : {pass::data_gradient, pass::filter_gradient})
+                shapes.push_back({"benchmark", s.as_problem(), false, s.seed, g});
     }
     return shapes;
 }
