@@ -17,56 +17,10 @@ using namespace fftconv;
 
 namespace {
 
-constexpr double max_filter_gradient_l2 = 1e-6;
-
 problem make(std::int64_t batch, std::int64_t in, std::int64_t out, std::int64_t h, std::int64_t w, extent2d kernel,
              extent2d padding, std::int64_t groups) {
     return {.batch = batch, .in_channels = in, .out_channels = out, .height = h, .width = w, .kernel = kernel,
             .padding = padding, .groups = groups};
-}
-
-struct gradient_accuracy {
-    reference::accuracy data, filter, bias;
-};
-
-gradient_accuracy check_gradients(context& ctx, const problem& p, std::uint64_t seed, reference::input_kind kind) {
-    using namespace reference;
-    auto x = make_device_array<float>(p.input_elements());
-    auto w = make_device_array<float>(p.filter_elements());
-    auto dy = make_device_array<float>(p.output_elements());
-    fill_input(kind, x.data(), x.size, seed, ctx.stream());
-    fill_input(kind, w.data(), w.size, seed ^ 0x5deece66dull, ctx.stream());
-    fill_input(kind, dy.data(), dy.size, seed ^ 0xd1ull, ctx.stream());
-    auto dx = make_device_array<float>(p.input_elements());
-    auto dw = make_device_array<float>(p.filter_elements());
-    auto db = make_device_array<float>(p.out_channels);
-    fill_nan(dx.data(), dx.size, ctx.stream());
-    fill_nan(dw.data(), dw.size, ctx.stream());
-    fill_nan(db.data(), db.size, ctx.stream());
-    ctx.conv2d_backward_data(p, dy.data(), w.data(), dx.data());
-    ctx.conv2d_backward_filter(p, x.data(), dy.data(), dw.data(), db.data());
-    auto exact_dx = make_device_array<double>(p.input_elements());
-    auto exact_dw = make_device_array<double>(p.filter_elements());
-    auto exact_db = make_device_array<double>(p.out_channels);
-    data_gradient_gpu(p, dy.data(), w.data(), exact_dx.data(), ctx.stream());
-    filter_gradient_gpu(p, x.data(), dy.data(), exact_dw.data(), exact_db.data(), ctx.stream());
-    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
-    gradient_accuracy a;
-    a.data = compare(to_host(dx.data(), dx.size), to_host(exact_dx.data(), exact_dx.size));
-    a.filter = compare(to_host(dw.data(), dw.size), to_host(exact_dw.data(), exact_dw.size));
-    a.bias = compare(to_host(db.data(), db.size), to_host(exact_db.data(), exact_db.size));
-    INFO(to_string(p), " ", std::string(to_string(kind)), " seed=", seed, " dx: rel_l2=", a.data.relative_l2,
-         " worst=", a.data.worst_fraction, " dw: rel_l2=", a.filter.relative_l2, " worst=", a.filter.worst_fraction,
-         " dbias: rel_l2=", a.bias.relative_l2, " worst=", a.bias.worst_fraction);
-    CHECK(a.data.non_finite == 0);
-    CHECK(a.data.relative_l2 <= reference::max_relative_l2);
-    CHECK(a.data.worst_fraction <= 1.0);
-    CHECK(a.filter.non_finite == 0);
-    CHECK(a.filter.relative_l2 <= max_filter_gradient_l2);
-    CHECK(a.filter.worst_fraction <= 1.0);
-    CHECK(a.bias.non_finite == 0);
-    CHECK(a.bias.worst_fraction <= 1.0);
-    return a;
 }
 
 }  // namespace
@@ -92,7 +46,7 @@ TEST_CASE("data, filter and bias gradients of every operator variant against flo
          }) {
         CAPTURE(to_string(p));
         for (const auto kind : {reference::input_kind::normal, reference::input_kind::uniform}) {
-            const gradient_accuracy a = check_gradients(ctx, p, seed += 2, kind);
+            const testing::gradient_accuracy a = testing::check_gradients(ctx, p, seed += 2, kind);
             worst_dx = std::max(worst_dx, a.data.relative_l2);
             worst_dw = std::max(worst_dw, a.filter.relative_l2);
         }

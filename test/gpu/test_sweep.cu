@@ -3,9 +3,10 @@
 // positive uniform [0, 1) inputs, against the float64 oracle; then 1000 more
 // drawing the whole operator (rectangular kernels, padding up to beyond the
 // kernel, groups from 1 to depthwise with channel multipliers, bias on or
-// off). Problems whose oracle would exceed oracle_budget multiply-adds are
-// redrawn, so the sweep takes minutes, not hours; the draw still reaches every
-// corner of the ranges.
+// off), and the data, filter and bias gradients of 1000 more such. Problems
+// whose oracle would exceed oracle_budget multiply-adds are redrawn, so the
+// sweep takes minutes, not hours; the draw still reaches every corner of the
+// ranges.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +35,58 @@ struct extent_draws {
         if (uniform(0, 1) == 0) return uniform(lo, hi);
         const double u = std::uniform_real_distribution<double>(std::log(double(lo) + 1), std::log(double(hi) + 2))(rng);
         return std::clamp<std::int64_t>(std::int64_t(std::exp(u)) - 1, lo, hi);
+    }
+};
+
+// A random problem of the whole operator (rectangular kernels, padding up to
+// beyond the kernel, groups from 1 to depthwise with channel multipliers)
+// and whether it takes a bias, within the oracle's budget.
+struct operator_draw {
+    problem p;
+    bool with_bias = false;
+};
+
+operator_draw draw_operator(extent_draws& draw) {
+    auto uniform = [&](std::int64_t lo, std::int64_t hi) { return draw.uniform(lo, hi); };
+    for (;;) {
+        problem p;
+        p.batch = draw(1, 8);
+        const std::int64_t groups_kind = uniform(0, 3);  // 0, 1: dense; 2: grouped; 3: depthwise
+        const std::int64_t groups = groups_kind <= 1 ? 1 : draw(1, 64);
+        const std::int64_t multiplier = groups_kind == 3 ? uniform(1, 3) : draw(1, std::max<std::int64_t>(1, 256 / groups));
+        p.groups = groups;
+        p.in_channels = groups * (groups_kind == 3 ? 1 : draw(1, std::max<std::int64_t>(1, 256 / groups)));
+        p.out_channels = groups * multiplier;
+        p.height = draw(1, 400);
+        p.width = uniform(0, 3) == 0 ? p.height : draw(1, 400);
+        const std::int64_t pad_kind = uniform(0, 3);  // none, 'same', random, random per axis
+        const std::int64_t kh = draw(1, 64), kw = uniform(0, 2) == 0 ? kh : draw(1, 64);
+        p.kernel = {kh, kw};
+        if (pad_kind == 1) p.padding = same_padding(p.kernel);
+        if (pad_kind >= 2) p.padding = {draw(0, kh + 2), pad_kind == 2 ? 0 : draw(0, kw + 2)};
+        const bool with_bias = uniform(0, 1) == 1;
+        if (p.kernel.height > p.padded_height() || p.kernel.width > p.padded_width()) continue;
+        const double oracle = double(p.output_elements()) * double(p.group_in_channels()) *
+                              double(p.kernel.height) * double(p.kernel.width);
+        if (oracle <= oracle_budget && p.input_elements() <= max_tensor && p.output_elements() <= max_tensor)
+            return {p, with_bias};
+    }
+}
+
+// What a sweep over operator problems covered.
+struct operator_coverage {
+    int grouped = 0, depthwise = 0, padded = 0, rectangular = 0, biased = 0;
+    void add(const operator_draw& d) {
+        const problem& p = d.p;
+        depthwise += p.groups > 1 && p.group_in_channels() == 1;
+        grouped += p.groups > 1;
+        padded += p.padding != extent2d{0};
+        rectangular += p.kernel.height != p.kernel.width;
+        biased += d.with_bias;
+    }
+    void print() const {
+        std::printf("%d grouped (%d depthwise), %d padded, %d rectangular, %d with bias\n", grouped, depthwise, padded,
+                    rectangular, biased);
     }
 };
 
@@ -75,46 +128,38 @@ TEST_CASE("1000 random valid problems, both input distributions, against float64
 TEST_CASE("1000 random problems of the whole operator, both input distributions, against float64") {
     context ctx;
     extent_draws draw{std::mt19937_64(20261201)};
-    auto uniform = [&](std::int64_t lo, std::int64_t hi) { return draw.uniform(lo, hi); };
     double worst_l2 = 0, worst_fraction = 0;
-    int depthwise = 0, grouped = 0, padded = 0, rectangular = 0, biased = 0;
+    operator_coverage coverage;
     for (int i = 0; i < count; ++i) {
-        problem p;
-        bool with_bias = false;
-        for (;;) {
-            p = problem{};
-            p.batch = draw(1, 8);
-            const std::int64_t groups_kind = uniform(0, 3);  // 0, 1: dense; 2: grouped; 3: depthwise
-            const std::int64_t groups = groups_kind <= 1 ? 1 : draw(1, 64);
-            const std::int64_t multiplier = groups_kind == 3 ? uniform(1, 3) : draw(1, std::max<std::int64_t>(1, 256 / groups));
-            p.groups = groups;
-            p.in_channels = groups * (groups_kind == 3 ? 1 : draw(1, std::max<std::int64_t>(1, 256 / groups)));
-            p.out_channels = groups * multiplier;
-            p.height = draw(1, 400);
-            p.width = uniform(0, 3) == 0 ? p.height : draw(1, 400);
-            const std::int64_t pad_kind = uniform(0, 3);  // none, 'same', random, random per axis
-            const std::int64_t kh = draw(1, 64), kw = uniform(0, 2) == 0 ? kh : draw(1, 64);
-            p.kernel = {kh, kw};
-            if (pad_kind == 1) p.padding = same_padding(p.kernel);
-            if (pad_kind >= 2) p.padding = {draw(0, kh + 2), pad_kind == 2 ? 0 : draw(0, kw + 2)};
-            with_bias = uniform(0, 1) == 1;
-            if (p.kernel.height > p.padded_height() || p.kernel.width > p.padded_width()) continue;
-            const double oracle = double(p.output_elements()) * double(p.group_in_channels()) *
-                                  double(p.kernel.height) * double(p.kernel.width);
-            if (oracle <= oracle_budget && p.input_elements() <= max_tensor && p.output_elements() <= max_tensor)
-                break;
-        }
+        const operator_draw d = draw_operator(draw);
         CAPTURE(i);
-        const auto a = testing::check_operator(ctx, p, with_bias, i % 7 == 0, 9000 + 2 * std::uint64_t(i));
+        const auto a = testing::check_operator(ctx, d.p, d.with_bias, i % 7 == 0, 9000 + 2 * std::uint64_t(i));
         worst_l2 = std::max(worst_l2, a.relative_l2);
         worst_fraction = std::max(worst_fraction, a.worst_fraction);
-        depthwise += p.groups > 1 && p.group_in_channels() == 1;
-        grouped += p.groups > 1;
-        padded += p.padding != extent2d{0};
-        rectangular += p.kernel.height != p.kernel.width;
-        biased += with_bias;
+        coverage.add(d);
     }
     std::printf("%d random operator problems x 2 distributions: worst rel_l2=%.3g, worst element %.3f of "
-                "tolerance; %d grouped (%d depthwise), %d padded, %d rectangular, %d with bias\n",
-                count, worst_l2, worst_fraction, grouped, depthwise, padded, rectangular, biased);
+                "tolerance; ", count, worst_l2, worst_fraction);
+    coverage.print();
+}
+
+// The gradients of the same kind of problems (a fresh draw): dx, dw and the
+// bias gradient against their float64 definitions.
+TEST_CASE("1000 random problems' data, filter and bias gradients, both input distributions, against float64") {
+    context ctx;
+    extent_draws draw{std::mt19937_64(20261202)};
+    double worst_dx = 0, worst_dw = 0, worst_fraction = 0;
+    operator_coverage coverage;
+    for (int i = 0; i < count; ++i) {
+        const operator_draw d = draw_operator(draw);
+        CAPTURE(i);
+        const auto a = testing::check_gradients(ctx, d.p, 40000 + 2 * std::uint64_t(i));
+        worst_dx = std::max(worst_dx, a.data.relative_l2);
+        worst_dw = std::max(worst_dw, a.filter.relative_l2);
+        worst_fraction = std::max({worst_fraction, a.data.worst_fraction, a.filter.worst_fraction, a.bias.worst_fraction});
+        coverage.add(d);
+    }
+    std::printf("%d random problems' gradients x 2 distributions: worst rel_l2 dx=%.3g, dw=%.3g, worst element "
+                "%.3f of tolerance; ", count, worst_dx, worst_dw, worst_fraction);
+    coverage.print();
 }
