@@ -33,6 +33,10 @@ struct shape_result {
     bench::pass pass = bench::pass::forward;
 };
 
+// Whether a result meets the accuracy bar of its shape's pass (the filter
+// gradient's relative L2 bar is reference::max_filter_gradient_l2).
+bool passes(const shape_result& s, const algorithm_result& a);
+
 struct run_info {
     std::string suite;  // "leaderboard", "depthwise" (--suite) or "custom" (--shape)
     std::string gpu, driver, cuda_runtime, cufft, cublas, cudnn, commit, date;

@@ -139,10 +139,31 @@ constexpr block_gather filter_gradient_blocks(const problem& p) {
             f.block_rows, f.block_cols, f.block_rows, f.block_cols, 0, 0, f.blocks_high, f.blocks_wide};
 }
 
-// dw from the forward's output [Cg][Cout][Kh][Kw]: [Cout][Cg][Kh][Kw].
-constexpr block_gather filter_gradient_transpose(const problem& p) {
+// Whether filter tap `tap` of an axis reads any of the input: it reads padded
+// positions tap ... tap + outputs - 1, the input being [padding, padding + extent).
+FFTCONV_HOST_DEVICE constexpr bool tap_sees_input(std::int64_t tap, std::int64_t outputs, std::int64_t padding, std::int64_t extent) {
+    return tap + outputs - 1 >= padding && tap < padding + extent;
+}
+
+// dw from the forward's output [Cg][Cout][Kh][Kw]: [Cout][Cg][Kh][Kw], and
+// exactly zero at the taps that see only padding (where the transforms would
+// leave rounding noise the size of the largest taps' and fail the
+// elementwise bar, as the forward's padding-only outputs did).
+struct filter_gradient_result {
+    block_gather transpose;
+    std::int64_t out_height, out_width, pad_height, pad_width, height, width;
+    FFTCONV_HOST_DEVICE std::int64_t source(std::int64_t t) const {
+        const std::int64_t v = t % transpose.in_cols, u = (t / transpose.in_cols) % transpose.in_rows;
+        if (!tap_sees_input(u, out_height, pad_height, height) || !tap_sees_input(v, out_width, pad_width, width))
+            return -1;
+        return transpose.source(t);
+    }
+};
+
+constexpr filter_gradient_result filter_gradient_transpose(const problem& p) {
     const std::int64_t kh = p.kernel.height, kw = p.kernel.width;
-    return {p.group_in_channels(), 1, p.out_channels, kh, kw, kh, kw, kh, kw, 0, 0, 0, 0, 1, 1};
+    return {{p.group_in_channels(), 1, p.out_channels, kh, kw, kh, kw, kh, kw, 0, 0, 0, 0, 1, 1},
+            p.out_height(), p.out_width(), p.padding.height, p.padding.width, p.height, p.width};
 }
 
 }  // namespace fftconv::detail

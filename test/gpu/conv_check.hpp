@@ -175,8 +175,6 @@ inline reference::accuracy check_operator(context& ctx, const problem& p, bool w
     return worse(normal, uniform);
 }
 
-// The filter gradient's bar (issue 13): relative L2 <= 1e-6.
-inline constexpr double max_filter_gradient_l2 = 1e-6;
 
 struct gradient_accuracy {
     reference::accuracy data, filter, bias;
@@ -217,7 +215,7 @@ inline gradient_accuracy check_gradients(context& ctx, const problem& p, std::ui
     CHECK(a.data.relative_l2 <= reference::max_relative_l2);
     CHECK(a.data.worst_fraction <= 1.0);
     CHECK(a.filter.non_finite == 0);
-    CHECK(a.filter.relative_l2 <= max_filter_gradient_l2);
+    CHECK(a.filter.relative_l2 <= reference::max_filter_gradient_l2);
     CHECK(a.filter.worst_fraction <= 1.0);
     CHECK(a.bias.non_finite == 0);
     CHECK(a.bias.worst_fraction <= 1.0);
