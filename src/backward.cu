@@ -15,8 +15,10 @@
 // samples are the group's input channels c, whose channels are (group,
 // sample b, block), each the block's window of xpad, and whose filters are
 // dy's blocks (one kernel per output channel, sample and block), with the
-// problem's groups; its K x K outputs are dw, transposed. The bias gradient is dy
-// summed over samples and positions (in double).
+// problem's groups; its K x K outputs are dw, transposed. With one input
+// channel per group and kernels up to 40 the contraction is a plain sum:
+// depthwise_filter_gradient.hpp does it in two kernels instead. The bias
+// gradient is dy summed over samples and positions (in double).
 #include <algorithm>
 #include <string>
 
@@ -25,6 +27,7 @@
 #include "fftconv/detail/engine.hpp"
 #include "fftconv/detail/pointer_check.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
+#include "depthwise_filter_gradient.hpp"
 #include "gradient_operands.hpp"
 
 namespace fftconv {
@@ -52,6 +55,29 @@ __global__ void rearrange(const float* __restrict__ in, float* __restrict__ out,
 template <class Map>
 void launch_rearrange(const float* in, float* out, const Map& map, std::int64_t total, cudaStream_t stream) {
     rearrange<Map><<<blocks_for(total), block_threads, 0, stream>>>(in, out, map, total);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+// The same for a block_gather, a warp per output row: the 64-bit index
+// arithmetic once per row instead of once per element (per element it
+// dominated the filter gradient of small problems).
+constexpr int warp = 32;
+
+__global__ void gather_rows(const float* __restrict__ in, float* __restrict__ out, block_gather map,
+                            std::int64_t lines) {
+    const int lane = int(threadIdx.x) % warp;
+    const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / warp);
+    for (std::int64_t line = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / warp; line < lines;
+         line += warps) {
+        const detail::row_span s = map.row(line);
+        float* row = out + line * map.cols;
+        for (std::int64_t j = lane; j < map.cols; j += warp) row[j] = j >= s.begin && j < s.end ? in[s.source + j] : 0.0f;
+    }
+}
+
+void launch_rearrange(const float* in, float* out, const block_gather& map, std::int64_t total, cudaStream_t stream) {
+    const std::int64_t lines = total / map.cols;
+    gather_rows<<<blocks_for(lines * warp), block_threads, 0, stream>>>(in, out, map, lines);
     FFTCONV_CHECK_LAUNCH();
 }
 
@@ -105,6 +131,11 @@ scratch_layout filter_scratch(const problem& p) {
     return scratch_layout{q.input_elements(), q.filter_elements(), q.output_elements()};
 }
 
+std::size_t filter_scratch_bytes(const problem& p) {
+    return detail::fits_depthwise_filter_gradient(p) ? detail::depthwise_filter_gradient_scratch(p)
+                                                      : filter_scratch(p).bytes;
+}
+
 void require_gradient_operand(const void* pointer, std::int64_t elements, int device, const char* name) {
     if (pointer == nullptr) detail::throw_invalid(std::string("fftconv: ") + name + " is a null pointer");
     detail::require_device_memory(pointer, sizeof(float) * std::size_t(elements), device, name);
@@ -143,16 +174,20 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
     require_gradient_operand(dw, p.filter_elements(), e.device(), "dw");
     if (dbias != nullptr)
         detail::require_device_memory(dbias, sizeof(float) * std::size_t(p.out_channels), e.device(), "dbias");
-    const problem q = detail::filter_gradient_problem(p);
-    const scratch_layout layout = filter_scratch(p);
-    void* scratch = e.scratch(layout.bytes);
-    float* windows = layout.at(scratch, 0);  // x's windows: [Cg][G][B][blocks][rows][cols]
-    float* blocks = layout.at(scratch, 1);   // dy's blocks: [Cout][B][blocks][rows][cols]
-    float* result = layout.at(scratch, 2);   // dw, transposed: [Cg][Cout][Kh][Kw]
-    launch_rearrange(x, windows, detail::filter_gradient_windows(p), q.input_elements(), e.stream());
-    launch_rearrange(dy, blocks, detail::filter_gradient_blocks(p), q.filter_elements(), e.stream());
-    conv2d(q, windows, blocks, nullptr, result);
-    launch_rearrange(result, dw, detail::filter_gradient_transpose(p), p.filter_elements(), e.stream());
+    if (detail::fits_depthwise_filter_gradient(p)) {
+        detail::depthwise_filter_gradient(e, p, x, dy, dw, e.scratch(filter_scratch_bytes(p)));
+    } else {
+        const problem q = detail::filter_gradient_problem(p);
+        const scratch_layout layout = filter_scratch(p);
+        void* scratch = e.scratch(layout.bytes);
+        float* windows = layout.at(scratch, 0);  // x's windows: [Cg][G][B][blocks][rows][cols]
+        float* blocks = layout.at(scratch, 1);   // dy's blocks: [Cout][B][blocks][rows][cols]
+        float* result = layout.at(scratch, 2);   // dw, transposed: [Cg][Cout][Kh][Kw]
+        launch_rearrange(x, windows, detail::filter_gradient_windows(p), q.input_elements(), e.stream());
+        launch_rearrange(dy, blocks, detail::filter_gradient_blocks(p), q.filter_elements(), e.stream());
+        conv2d(q, windows, blocks, nullptr, result);
+        launch_rearrange(result, dw, detail::filter_gradient_transpose(p), p.filter_elements(), e.stream());
+    }
     if (dbias != nullptr) {
         sum_planes<<<unsigned(std::min<std::int64_t>(p.out_channels, 65535)), block_threads, 0, e.stream()>>>(
             dy, dbias, p.batch, p.out_channels, p.out_height() * p.out_width());
@@ -163,9 +198,9 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
 void context::reserve_backward(const problem& p) {
     engine_->begin_call();
     validate(p);
-    (void)engine_->scratch(std::max(data_scratch(p).bytes, filter_scratch(p).bytes));
+    (void)engine_->scratch(std::max(data_scratch(p).bytes, filter_scratch_bytes(p)));
     reserve(detail::data_gradient_problem(p));
-    reserve(detail::filter_gradient_problem(p));
+    if (!detail::fits_depthwise_filter_gradient(p)) reserve(detail::filter_gradient_problem(p));
 }
 
 }  // namespace fftconv

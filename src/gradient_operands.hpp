@@ -98,20 +98,33 @@ struct flipped_filter {
 // outside the plane's valid_rows x valid_cols. With one block the size of
 // the plane it is a transpose of the outer axes; with offsets it crops or
 // pads.
+// Row `line` of the output (its elements line * cols + j) copies
+// source + j for j in [begin, end) and is zero elsewhere: the kernels decompose
+// the index once per row, not once per element.
+struct row_span {
+    std::int64_t source, begin, end;
+};
+
 struct block_gather {
     std::int64_t a_count, mid_count, c_count;
     std::int64_t in_rows, in_cols, valid_rows, valid_cols;
     std::int64_t rows, cols, step_rows, step_cols, offset_rows, offset_cols;
     std::int64_t blocks_high, blocks_wide;
-    FFTCONV_HOST_DEVICE std::int64_t source(std::int64_t t) const {
-        const std::int64_t j = t % cols, i = (t / cols) % rows;
-        std::int64_t r = t / cols / rows;
+    FFTCONV_HOST_DEVICE row_span row(std::int64_t line) const {
+        const std::int64_t i = line % rows;
+        std::int64_t r = line / rows;
         const std::int64_t bj = r % blocks_wide, bi = (r / blocks_wide) % blocks_high;
         r /= blocks_wide * blocks_high;
         const std::int64_t a = r % a_count, m = (r / a_count) % mid_count, c = r / a_count / mid_count;
-        const std::int64_t row = bi * step_rows + offset_rows + i, col = bj * step_cols + offset_cols + j;
-        if (row < 0 || row >= valid_rows || col < 0 || col >= valid_cols) return -1;
-        return (((a * mid_count + m) * c_count + c) * in_rows + row) * in_cols + col;
+        const std::int64_t row = bi * step_rows + offset_rows + i, col0 = bj * step_cols + offset_cols;
+        if (row < 0 || row >= valid_rows) return {0, 0, 0};
+        const std::int64_t begin = col0 < 0 ? -col0 : 0, end = valid_cols - col0 < cols ? valid_cols - col0 : cols;
+        return {(((a * mid_count + m) * c_count + c) * in_rows + row) * in_cols + col0, begin, end};
+    }
+    FFTCONV_HOST_DEVICE std::int64_t source(std::int64_t t) const {
+        const row_span s = row(t / cols);
+        const std::int64_t j = t % cols;
+        return j >= s.begin && j < s.end ? s.source + j : -1;
     }
 };
 

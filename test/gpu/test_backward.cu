@@ -8,8 +8,12 @@
 // elementwise bar; every element within 1e-3 + 1e-3 |exact|.
 #include "doctest.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "conv_check.hpp"
 
@@ -43,6 +47,10 @@ TEST_CASE("data, filter and bias gradients of every operator variant against flo
              make(2, 16, 16, 64, 64, 31, 15, 16),                     // RepLKNet-like depthwise 31 x 31
              make(2, 32, 32, 48, 48, 16, 0, 1),                       // dense K = 16 (leaderboard-like)
              make(1, 3, 3, 9, 9, 9, 0, 3),                            // kernel = image
+             make(3, 4, 8, 20, 30, 3, 1, 4),                          // depthwise x2, 3 positions: a split of one
+             make(1, 4, 4, 50, 47, {45, 5}, {22, 2}, 4),              // depthwise, 45 rows: the blocked GEMM path
+             make(2, 3, 3, 3, 70, {9, 3}, {5, 1}, 3),                 // depthwise, filter rows 0 and 8 see only padding
+             make(2, 2, 3, 3, 12, {9, 3}, {5, 1}, 1),                 // the same, dense
          }) {
         CAPTURE(to_string(p));
         for (const auto kind : {reference::input_kind::normal, reference::input_kind::uniform}) {
@@ -68,4 +76,37 @@ TEST_CASE("gradients refuse bad operands before anything runs") {
     std::vector<float> host(16);
     CHECK_THROWS_WITH_AS(ctx.conv2d_backward_filter(p, host.data(), a.data(), a.data()), doctest::Contains("is host memory"),
                          fftconv::error);
+}
+
+TEST_CASE("a non-finite input reaches only its own channel's depthwise filter gradient") {
+    using namespace reference;
+    context ctx;
+    const problem p = make(2, 6, 6, 40, 40, 31, 15, 6);  // 2 x 2 blocks per sample
+    auto x = make_device_array<float>(p.input_elements());
+    auto dy = make_device_array<float>(p.output_elements());
+    fill_input(input_kind::normal, x.data(), x.size, 77, ctx.stream());
+    fill_input(input_kind::normal, dy.data(), dy.size, 78, ctx.stream());
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    const std::int64_t poisoned = 4;  // channel 4 of sample 1, an inner pixel
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+    FFTCONV_CUDA_TRY(cudaMemcpy(x.data() + ((1 * p.in_channels + poisoned) * p.height + 20) * p.width + 7, &nan,
+                                sizeof nan, cudaMemcpyHostToDevice));
+    auto dw = make_device_array<float>(p.filter_elements());
+    auto exact = make_device_array<double>(p.filter_elements());
+    ctx.conv2d_backward_filter(p, x.data(), dy.data(), dw.data());
+    filter_gradient_gpu(p, x.data(), dy.data(), exact.data(), nullptr, ctx.stream());
+    const std::vector<float> got = to_host(dw.data(), dw.size);
+    const std::vector<double> want = to_host(exact.data(), exact.size);
+    const std::size_t taps = std::size_t(p.kernel.height * p.kernel.width);
+    for (std::int64_t o = 0; o < p.out_channels; ++o) {
+        CAPTURE(o);
+        const std::vector<float> channel(got.begin() + o * taps, got.begin() + (o + 1) * taps);
+        const std::vector<double> channel_exact(want.begin() + o * taps, want.begin() + (o + 1) * taps);
+        if (o == poisoned) {
+            CHECK(std::count_if(channel.begin(), channel.end(), [](float v) { return !std::isfinite(v); }) > 0);
+        } else {
+            const accuracy a = compare(channel, channel_exact);
+            CHECK(a.passes(max_filter_gradient_l2));
+        }
+    }
 }

@@ -150,14 +150,14 @@ struct output_tiles {
 // tiles z (pitch T + 1) in shared memory; thread `lane` of a pair works on
 // row `lane` or column `lane` of its tile.
 
-// z = a + i b for the pair's windows (zero outside them), times `scale`:
-// thread `lane` loads column `lane` of every row (coalesced across the warp),
-// `chunk` rows at a time, all of a chunk's loads in flight before the first
-// is used (one load per iteration was latency-bound). Returns whether every
-// value this thread loaded was finite.
+// z = a + i b for the pair's windows (zero outside them; a's into data_a,
+// b's into data_b), times `scale`: thread `lane` loads column `lane` of every
+// row (coalesced across the warp), `chunk` rows at a time, all of a chunk's
+// loads in flight before the first is used (one load per iteration was
+// latency-bound). Returns whether every value this thread loaded was finite.
 template <int T>
-__device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data, const tile_window& wa,
-                                          const tile_window& wb, float scale) {
+__device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data_a, const tile_window& wa,
+                                          const float* data_b, const tile_window& wb, float scale) {
     constexpr int pitch = T + 1, chunk = 16;
     bool finite = true;
 #pragma unroll 1
@@ -167,9 +167,9 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data
         for (int u = 0; u < chunk; ++u) {
             const int r = base + u;
             va[u] = r >= wa.row_begin && r < wa.rows && lane >= wa.col_begin && lane < wa.cols
-                        ? data[wa.offset + r * wa.row_stride + lane] : 0.0f;
+                        ? data_a[wa.offset + r * wa.row_stride + lane] : 0.0f;
             vb[u] = r >= wb.row_begin && r < wb.rows && lane >= wb.col_begin && lane < wb.cols
-                        ? data[wb.offset + r * wb.row_stride + lane] : 0.0f;
+                        ? data_b[wb.offset + r * wb.row_stride + lane] : 0.0f;
         }
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
@@ -178,6 +178,13 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data
         }
     }
     return finite;
+}
+
+// Both windows of one array.
+template <int T>
+__device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data, const tile_window& wa,
+                                          const tile_window& wb, float scale) {
+    return load_pair<T>(z, lane, data, wa, data, wb, scale);
 }
 
 // Row `lane` of z, transformed in place (natural order), when lane < rows:
