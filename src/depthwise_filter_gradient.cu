@@ -1,17 +1,27 @@
 // src/depthwise_filter_gradient.cu — see depthwise_filter_gradient.hpp.
 //
 // Kernel 1, one block per (output channel, split of its sample x block
-// positions): two positions at a time (one per 64-thread group), z = window
-// + i dy-block, forward 2D FFT in shared memory and registers
-// (fused_tile_fft.cuh's stages), then each thread adds X conj(D) at its 17
-// bins of the half spectrum, for both groups, to registers. The partial sums
-// go to scratch. Kernel 2, one block per output channel: the splits summed in
-// a fixed order (deterministic), the full grid by Hermitian symmetry, the
-// inverse FFT, the Kh x Kw crop written to dw.
+// positions): two positions q, q + 1 at a time; one 64-thread group
+// transforms their two windows of xpad (z = window_q + i window_q+1), the
+// other their two dy blocks, by forward 2D FFTs in shared memory and
+// registers (fused_tile_fft.cuh's stages); then each thread adds
+// X_q conj(D_q) + X_q+1 conj(D_q+1) at its 17 bins of the half spectrum to
+// registers, at most max_split_positions of them (float sums of more terms
+// measured up to 4x over the 1e-6 bar on hundreds of positions). The
+// partial sums go to scratch. Kernel 2 adds each (channel, bin)'s splits in
+// double, in a fixed order (deterministic). Kernel 3, one block per output
+// channel: the full grid by Hermitian symmetry, the inverse FFT, the
+// Kh x Kw crop written to dw.
 //
-// With A = Z[k] and B = conj(Z[-k]): X = (A + B) / 2, D = (A - B) / (2i), so
-// X conj(D) = (i / 4) (A + B) conj(A - B); the 1/4 and the inverse's 1/T^2
-// are applied once, in kernel 2.
+// Why windows pair with windows and blocks with blocks, not a window with
+// its dy block in one transform: the split of a pair's spectrum rounds
+// both halves to the larger one's magnitude, and in training dy is often
+// orders of magnitude smaller than x (a first version paired them and missed
+// the 1e-6 bar by up to 4x even on equal-scale random inputs).
+//
+// With A = Z[k] and M = Z[-k], the pair's halves are 2 P = A + conj(M) and
+// 2 Q = -i (A - conj(M)); the 1/4 of the two halves' product and the
+// inverse's 1/T^2 are applied once, in kernel 2.
 //
 // A non-finite value in x or dy makes its output channel's whole filter
 // gradient non-finite (the transforms spread it over the channel's taps);
@@ -30,14 +40,15 @@ namespace {
 
 constexpr int tile = gradient_tile;  // 64
 constexpr int pitch = tile + 1, freq_cols = tile / 2 + 1, bins = tile * freq_cols;
-constexpr int groups = fused_pairs(tile), threads = fused_threads(tile);  // 2 positions, 128 threads
+constexpr int groups = fused_pairs(tile), threads = fused_threads(tile);  // 2 tiles, 128 threads
 constexpr int owned_bins = (bins + threads - 1) / threads;                // per thread: 17
-static_assert(groups == 2, "kernel 1 pairs two positions per block");
+static_assert(groups == 2, "kernel 1 holds a windows tile and a dy-blocks tile");
 
 // Blocks of kernel 1 to aim for: enough to fill the H200's 132 SMs at 3
 // blocks each several times over; fewer splits leave SMs idle when there
-// are few channels, more make kernel 2 read more partial sums.
-constexpr std::int64_t target_blocks = 2048;
+// are few channels, more make kernel 2 read more partial sums. No split
+// sums more than max_split_positions positions in float.
+constexpr std::int64_t target_blocks = 2048, max_split_positions = 16;
 
 struct gradient_geometry {
     std::int64_t batch, channels, out_channels, multiplier;
@@ -46,16 +57,18 @@ struct gradient_geometry {
     std::int64_t block_rows, block_cols, blocks_wide, blocks;  // blocks per sample
     std::int64_t positions, per_split, splits;                 // positions per channel: batch x blocks
 
-    // The window of xpad (real part) and the dy block (imaginary part) of
-    // position q of output channel o.
-    __device__ void windows(std::int64_t o, std::int64_t q, tile_window& wx, tile_window& wd) const {
+    // Position q of output channel o: the window of xpad (of_x) or the dy
+    // block (of dy), empty past `end`.
+    __device__ tile_window window(bool of_x, std::int64_t o, std::int64_t q, std::int64_t end) const {
+        if (q >= end) return tile_window{};
         const std::int64_t b = q / blocks, block = q % blocks;
         const std::int64_t r0 = block / blocks_wide * block_rows, c0 = block % blocks_wide * block_cols;
+        if (!of_x)
+            return {((b * out_channels + o) * out_height + r0) * out_width + c0, 0,
+                    clip(int(block_rows), out_height - r0), 0, clip(int(block_cols), out_width - c0), out_width};
         const std::int64_t y0 = r0 - pad_height, x0 = c0 - pad_width, c = o / multiplier;
-        wx = {((b * channels + c) * height + y0) * width + x0, window_begin(y0, tile), window_end(y0, height, tile),
-              window_begin(x0, tile), window_end(x0, width, tile), width};
-        wd = {((b * out_channels + o) * out_height + r0) * out_width + c0, 0, clip(int(block_rows), out_height - r0),
-              0, clip(int(block_cols), out_width - c0), out_width};
+        return {((b * channels + c) * height + y0) * width + x0, window_begin(y0, tile), window_end(y0, height, tile),
+                window_begin(x0, tile), window_end(x0, width, tile), width};
     }
 };
 
@@ -81,7 +94,7 @@ gradient_geometry geometry_of(const problem& p) {
     g.positions = p.batch * g.blocks;
     // Splits of an even number of positions (two per iteration), none empty.
     const std::int64_t wanted = std::clamp<std::int64_t>(target_blocks / p.out_channels, 1, (g.positions + 1) / 2);
-    g.per_split = ceil_div(ceil_div(g.positions, wanted), 2) * 2;
+    g.per_split = std::min(max_split_positions, ceil_div(ceil_div(g.positions, wanted), 2) * 2);
     g.splits = ceil_div(g.positions, g.per_split);
     return g;
 }
@@ -93,7 +106,7 @@ __global__ void __launch_bounds__(threads, 3)
                         float2* __restrict__ partial) {
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y, linear = group * tile + lane;
-    float2* z = shared + group * tile * pitch;
+    float2* z = shared + group * tile * pitch;  // group 0: windows of xpad; group 1: dy blocks
     const std::int64_t o = blockIdx.x / g.splits, split = blockIdx.x % g.splits;
     const std::int64_t begin = split * g.per_split, end = min(begin + g.per_split, g.positions);
 
@@ -102,12 +115,11 @@ __global__ void __launch_bounds__(threads, 3)
     for (int j = 0; j < owned_bins; ++j) sum[j] = float2{0.0f, 0.0f};
 
 #pragma unroll 1
-    for (std::int64_t first = begin; first < end; first += groups) {
-        tile_window wx{}, wd{};
-        if (first + group < end) g.windows(o, first + group, wx, wd);
-        load_pair<tile>(z, lane, x, wx, dy, wd, 1.0f);
+    for (std::int64_t first = begin; first < end; first += 2) {
+        const tile_window wa = g.window(group == 0, o, first, end), wb = g.window(group == 0, o, first + 1, end);
+        load_pair<tile>(z, lane, group == 0 ? x : dy, wa, wb, 1.0f);
         __syncthreads();
-        transform_row<tile, false>(z, lane, max(wx.rows, wd.rows));
+        transform_row<tile, false>(z, lane, max(wa.rows, wb.rows));
         __syncthreads();
         {
             float2 v[tile];
@@ -121,14 +133,13 @@ __global__ void __launch_bounds__(threads, 3)
             const int bin = linear + j * threads;
             if (bin >= bins) break;
             const int r = bin / freq_cols, s = bin % freq_cols;
-#pragma unroll
-            for (int k = 0; k < groups; ++k) {
-                const float2* zk = shared + k * tile * pitch;
-                const float2 a = zk[r * pitch + s], m = zk[((tile - r) % tile) * pitch + (tile - s) % tile];
-                const float2 u{a.x + m.x, a.y - m.y}, v{a.x - m.x, a.y + m.y};  // A + conj(M), A - conj(M)
-                sum[j].x += u.x * v.y - u.y * v.x;                              // 4 X conj(D) = i u conj(v)
-                sum[j].y += u.x * v.x + u.y * v.y;
-            }
+            const int at = r * pitch + s, mirror = ((tile - r) % tile) * pitch + (tile - s) % tile;
+            const float2 ax = shared[at], mx = shared[mirror];                           // windows
+            const float2 ad = shared[tile * pitch + at], md = shared[tile * pitch + mirror];  // dy blocks
+            const float2 x0{ax.x + mx.x, ax.y - mx.y}, x1{ax.y + mx.y, mx.x - ax.x};  // 2 X_q, 2 X_q+1
+            const float2 d0{ad.x + md.x, ad.y - md.y}, d1{ad.y + md.y, md.x - ad.x};  // 2 D_q, 2 D_q+1
+            sum[j].x += x0.x * d0.x + x0.y * d0.y + x1.x * d1.x + x1.y * d1.y;        // 4 sum X conj(D)
+            sum[j].y += x0.y * d0.x - x0.x * d0.y + x1.y * d1.x - x1.x * d1.y;
         }
         __syncthreads();  // z is loaded again
     }
@@ -140,22 +151,32 @@ __global__ void __launch_bounds__(threads, 3)
     }
 }
 
+// Each (channel, bin)'s splits summed in double and scaled, into the
+// channel's first split (each thread reads and writes only its own).
+__global__ void sum_splits(gradient_geometry g, float2* __restrict__ partial, std::int64_t total) {
+    constexpr double scale = 1.0 / (4.0 * tile * tile);
+    for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
+         t += std::int64_t(gridDim.x) * blockDim.x) {
+        float2* sums = partial + t / bins * g.splits * bins + t % bins;
+        double x = 0.0, y = 0.0;
+        for (std::int64_t k = 0; k < g.splits; ++k) {
+            const float2 part = sums[k * bins];
+            x += part.x;
+            y += part.y;
+        }
+        sums[0] = float2{float(scale * x), float(scale * y)};
+    }
+}
+
 // One block (one 64-thread group) per output channel.
 __global__ void __launch_bounds__(tile) inverse_to_filter(gradient_geometry g, const float2* __restrict__ partial,
                                                           float* __restrict__ dw) {
     __shared__ float2 z[tile * pitch];
     const int lane = threadIdx.x;
     const std::int64_t o = blockIdx.x;
-    const float scale = 1.0f / (4.0f * tile * tile);
     const float2* sums = partial + o * g.splits * bins;
     for (int bin = lane; bin < bins; bin += tile) {
-        float2 total{0.0f, 0.0f};
-        for (std::int64_t k = 0; k < g.splits; ++k) {
-            const float2 part = sums[k * bins + bin];
-            total.x += part.x;
-            total.y += part.y;
-        }
-        total = float2{scale * total.x, scale * total.y};
+        const float2 total = sums[bin];
         const int r = bin / freq_cols, s = bin % freq_cols;
         z[r * pitch + s] = total;
         if (s > 0 && s < tile / 2) z[((tile - r) % tile) * pitch + (tile - s)] = float2{total.x, -total.y};
@@ -196,6 +217,11 @@ void depthwise_filter_gradient(engine& e, const problem& p, const float* x, cons
     e.log_launch(reinterpret_cast<const void*>(accumulate_products));
     accumulate_products<<<unsigned(p.out_channels * g.splits), dim3(tile, groups), fused_shared_bytes(tile),
                           e.stream()>>>(g, x, dy, partial);
+    FFTCONV_CHECK_LAUNCH();
+    const std::int64_t sums = p.out_channels * bins;
+    e.log_launch(reinterpret_cast<const void*>(sum_splits));
+    sum_splits<<<unsigned(std::min<std::int64_t>(ceil_div(sums, 256), 1 << 20)), 256, 0, e.stream()>>>(g, partial,
+                                                                                                        sums);
     FFTCONV_CHECK_LAUNCH();
     e.log_launch(reinterpret_cast<const void*>(inverse_to_filter));
     inverse_to_filter<<<unsigned(p.out_channels), tile, 0, e.stream()>>>(g, partial, dw);

@@ -1,7 +1,7 @@
 // src/depthwise_filter_gradient.hpp — the filter gradient of a convolution
 // with one input channel per group (depthwise, with any channel multiplier)
-// in two kernels and no spectra in device memory but one per output channel:
-// no channel contraction, so no GEMM and no rearranged operands.
+// in three kernels, with only partial sums of spectra in device memory: no
+// channel contraction, so no GEMM and no rearranged operands.
 //
 // dw[o][u][v] = sum_b sum_i,j dy[b][o][i][j] xpad[b][c][i + u][j + v], c the
 // output channel's input channel. Cut the outputs (i, j) into blocks of
@@ -9,10 +9,11 @@
 // each block's correlation with its 64 x 64 window of xpad has no circular
 // wrap on a 64-point grid, so
 //   dw = IFFT( sum over samples and blocks of X conj(D) ),
-// X the window's spectrum, D the dy block's. One complex FFT transforms both
-// (z = window + i block; X and D split off by Hermitian symmetry), the
-// products are summed in registers, and one inverse per channel crops to
-// Kh x Kw. Taps that see only padding are written as exact zeros.
+// X the window's spectrum, D the dy block's. Two windows share one complex
+// FFT, and two dy blocks another (the halves split off by Hermitian
+// symmetry), the products are summed in registers, and one inverse per
+// channel crops to Kh x Kw. Taps that see only padding are written as exact
+// zeros.
 #pragma once
 
 #include <cstddef>

@@ -110,3 +110,29 @@ TEST_CASE("a non-finite input reaches only its own channel's depthwise filter gr
         }
     }
 }
+
+// In training dy is often orders of magnitude smaller than x; a transform
+// that mixed the two would round dy's spectrum to x's magnitude.
+TEST_CASE("the filter gradient keeps its accuracy when dy is 10^4 times smaller than x") {
+    using namespace reference;
+    context ctx;
+    for (const problem& p : {make(4, 8, 8, 56, 56, 31, 15, 8),   // depthwise (fused path)
+                             make(2, 8, 8, 40, 40, 9, 4, 1)}) {  // dense (GEMM path)
+        CAPTURE(to_string(p));
+        auto x = make_device_array<float>(p.input_elements());
+        auto dy = make_device_array<float>(p.output_elements());
+        fill_input(input_kind::normal, x.data(), x.size, 91, ctx.stream());
+        fill_input(input_kind::normal, dy.data(), dy.size, 92, ctx.stream());
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+        std::vector<float> small = to_host(dy.data(), dy.size);
+        for (float& v : small) v *= 1e-4f;
+        FFTCONV_CUDA_TRY(cudaMemcpy(dy.data(), small.data(), sizeof(float) * small.size(), cudaMemcpyHostToDevice));
+        auto dw = make_device_array<float>(p.filter_elements());
+        auto exact = make_device_array<double>(p.filter_elements());
+        ctx.conv2d_backward_filter(p, x.data(), dy.data(), dw.data());
+        filter_gradient_gpu(p, x.data(), dy.data(), exact.data(), nullptr, ctx.stream());
+        const accuracy a = compare(to_host(dw.data(), dw.size), to_host(exact.data(), exact.size));
+        INFO("rel_l2=", a.relative_l2, " worst=", a.worst_fraction);
+        CHECK(a.passes(max_filter_gradient_l2));
+    }
+}
