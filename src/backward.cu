@@ -15,10 +15,12 @@
 // samples are the group's input channels c, whose channels are (group,
 // sample b, block), each the block's window of xpad, and whose filters are
 // dy's blocks (one kernel per output channel, sample and block), with the
-// problem's groups; its K x K outputs are dw, transposed. With one input
-// channel per group and kernels up to 40 the contraction is a plain sum:
-// depthwise_filter_gradient.hpp does it in two kernels instead. The bias
-// gradient is dy summed over samples and positions (in double).
+// problem's groups; its K x K outputs are dw, transposed. That general form
+// serves kernels over 40; up to 40 the blocks fit the fused 64-point tile and
+// two faster paths take it without rearranged copies:
+// depthwise_filter_gradient.hpp (one input channel per group: a plain sum,
+// no GEMM) and filter_gradient_gemm.hpp (a GEMM per bin over the blocks).
+// The bias gradient is dy summed over samples and positions (in double).
 #include <algorithm>
 #include <string>
 
@@ -28,6 +30,7 @@
 #include "fftconv/detail/pointer_check.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
 #include "depthwise_filter_gradient.hpp"
+#include "filter_gradient_gemm.hpp"
 #include "gradient_operands.hpp"
 
 namespace fftconv {
@@ -131,9 +134,28 @@ scratch_layout filter_scratch(const problem& p) {
     return scratch_layout{q.input_elements(), q.filter_elements(), q.output_elements()};
 }
 
+// The GEMM path's scratch, then its transposed result [Cg][Cout][Kh][Kw].
+scratch_layout gemm_scratch(const problem& p) {
+    return scratch_layout{std::int64_t(detail::filter_gradient_gemm_scratch(p) / sizeof(float)),
+                          p.group_in_channels() * p.out_channels * p.kernel.height * p.kernel.width};
+}
+
+// Which of the three ways computes the filter gradient of `p`.
+enum class filter_path { depthwise, gemm, general };
+
+filter_path filter_path_of(const problem& p) {
+    if (detail::fits_depthwise_filter_gradient(p)) return filter_path::depthwise;
+    if (detail::fits_filter_gradient_gemm(p)) return filter_path::gemm;
+    return filter_path::general;
+}
+
 std::size_t filter_scratch_bytes(const problem& p) {
-    return detail::fits_depthwise_filter_gradient(p) ? detail::depthwise_filter_gradient_scratch(p)
-                                                      : filter_scratch(p).bytes;
+    switch (filter_path_of(p)) {
+        case filter_path::depthwise: return detail::depthwise_filter_gradient_scratch(p);
+        case filter_path::gemm: return gemm_scratch(p).bytes;
+        case filter_path::general: break;
+    }
+    return filter_scratch(p).bytes;
 }
 
 void require_gradient_operand(const void* pointer, std::int64_t elements, int device, const char* name) {
@@ -174,8 +196,15 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
     require_gradient_operand(dw, p.filter_elements(), e.device(), "dw");
     if (dbias != nullptr)
         detail::require_device_memory(dbias, sizeof(float) * std::size_t(p.out_channels), e.device(), "dbias");
-    if (detail::fits_depthwise_filter_gradient(p)) {
+    const filter_path path = filter_path_of(p);
+    if (path == filter_path::depthwise) {
         detail::depthwise_filter_gradient(e, p, x, dy, dw, e.scratch(filter_scratch_bytes(p)));
+    } else if (path == filter_path::gemm) {
+        const scratch_layout layout = gemm_scratch(p);
+        void* scratch = e.scratch(layout.bytes);
+        float* result = layout.at(scratch, 1);
+        detail::filter_gradient_gemm(e, p, x, dy, result, scratch);
+        launch_rearrange(result, dw, detail::filter_gradient_transpose(p), p.filter_elements(), e.stream());
     } else {
         const problem q = detail::filter_gradient_problem(p);
         const scratch_layout layout = filter_scratch(p);
@@ -200,7 +229,7 @@ void context::reserve_backward(const problem& p) {
     validate(p);
     (void)engine_->scratch(std::max(data_scratch(p).bytes, filter_scratch_bytes(p)));
     reserve(detail::data_gradient_problem(p));
-    if (!detail::fits_depthwise_filter_gradient(p)) reserve(detail::filter_gradient_problem(p));
+    if (filter_path_of(p) == filter_path::general) reserve(detail::filter_gradient_problem(p));
 }
 
 }  // namespace fftconv

@@ -32,7 +32,7 @@
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/fused_tile_fft.cuh"
-#include "gradient_operands.hpp"
+#include "gradient_positions.cuh"
 
 namespace fftconv::detail {
 
@@ -51,51 +51,29 @@ static_assert(groups == 2, "kernel 1 holds a windows tile and a dy-blocks tile")
 constexpr std::int64_t target_blocks = 2048, max_split_positions = 16;
 
 struct gradient_geometry {
-    std::int64_t batch, channels, out_channels, multiplier;
-    std::int64_t height, width, out_height, out_width, pad_height, pad_width;
-    std::int64_t kernel_height, kernel_width;
-    std::int64_t block_rows, block_cols, blocks_wide, blocks;  // blocks per sample
-    std::int64_t positions, per_split, splits;                 // positions per channel: batch x blocks
+    gradient_positions at;
+    std::int64_t multiplier, kernel_height, kernel_width;
+    std::int64_t per_split, splits;  // positions per split (even), splits per channel
 
     // Position q of output channel o: the window of xpad (of_x) or the dy
-    // block (of dy), empty past `end`.
+    // block, empty past `end`.
     __device__ tile_window window(bool of_x, std::int64_t o, std::int64_t q, std::int64_t end) const {
         if (q >= end) return tile_window{};
-        const std::int64_t b = q / blocks, block = q % blocks;
-        const std::int64_t r0 = block / blocks_wide * block_rows, c0 = block % blocks_wide * block_cols;
-        if (!of_x)
-            return {((b * out_channels + o) * out_height + r0) * out_width + c0, 0,
-                    clip(int(block_rows), out_height - r0), 0, clip(int(block_cols), out_width - c0), out_width};
-        const std::int64_t y0 = r0 - pad_height, x0 = c0 - pad_width, c = o / multiplier;
-        return {((b * channels + c) * height + y0) * width + x0, window_begin(y0, tile), window_end(y0, height, tile),
-                window_begin(x0, tile), window_end(x0, width, tile), width};
+        return of_x ? at.x_window(o / multiplier, q) : at.dy_block(o, q);
     }
 };
 
 gradient_geometry geometry_of(const problem& p) {
-    const filter_blocks f = filter_blocks_of(p);
     gradient_geometry g{};
-    g.batch = p.batch;
-    g.channels = p.in_channels;
-    g.out_channels = p.out_channels;
+    g.at = positions_of(p);
     g.multiplier = p.out_channels / p.in_channels;
-    g.height = p.height;
-    g.width = p.width;
-    g.out_height = p.out_height();
-    g.out_width = p.out_width();
-    g.pad_height = p.padding.height;
-    g.pad_width = p.padding.width;
     g.kernel_height = p.kernel.height;
     g.kernel_width = p.kernel.width;
-    g.block_rows = f.block_rows;
-    g.block_cols = f.block_cols;
-    g.blocks_wide = f.blocks_wide;
-    g.blocks = f.count();
-    g.positions = p.batch * g.blocks;
     // Splits of an even number of positions (two per iteration), none empty.
-    const std::int64_t wanted = std::clamp<std::int64_t>(target_blocks / p.out_channels, 1, (g.positions + 1) / 2);
-    g.per_split = std::min(max_split_positions, ceil_div(ceil_div(g.positions, wanted), 2) * 2);
-    g.splits = ceil_div(g.positions, g.per_split);
+    const std::int64_t positions = g.at.count();
+    const std::int64_t wanted = std::clamp<std::int64_t>(target_blocks / p.out_channels, 1, (positions + 1) / 2);
+    g.per_split = std::min(max_split_positions, ceil_div(ceil_div(positions, wanted), 2) * 2);
+    g.splits = ceil_div(positions, g.per_split);
     return g;
 }
 
@@ -108,7 +86,7 @@ __global__ void __launch_bounds__(threads, 3)
     const int lane = threadIdx.x, group = threadIdx.y, linear = group * tile + lane;
     float2* z = shared + group * tile * pitch;  // group 0: windows of xpad; group 1: dy blocks
     const std::int64_t o = blockIdx.x / g.splits, split = blockIdx.x % g.splits;
-    const std::int64_t begin = split * g.per_split, end = min(begin + g.per_split, g.positions);
+    const std::int64_t begin = split * g.per_split, end = min(begin + g.per_split, g.at.count());
 
     float2 sum[owned_bins];
 #pragma unroll
@@ -187,12 +165,12 @@ __global__ void __launch_bounds__(tile) inverse_to_filter(gradient_geometry g, c
     if (lane >= g.kernel_width) return;
     float2 v[tile];
     transform_column<tile, true>(z, lane, v);
-    const bool column_sees = tap_sees_input(lane, g.out_width, g.pad_width, g.width);
+    const bool column_sees = tap_sees_input(lane, g.at.out_width, g.at.pad_width, g.at.width);
 #pragma unroll
     for (int k = 0; k < tile; ++k) {
         const int u = bit_reversed<tile>.index[k];
         if (u < g.kernel_height) {
-            const bool sees = column_sees && tap_sees_input(u, g.out_height, g.pad_height, g.height);
+            const bool sees = column_sees && tap_sees_input(u, g.at.out_height, g.at.pad_height, g.at.height);
             dw[(o * g.kernel_height + u) * g.kernel_width + lane] = sees ? v[k].x : 0.0f;
         }
     }
@@ -200,9 +178,7 @@ __global__ void __launch_bounds__(tile) inverse_to_filter(gradient_geometry g, c
 
 }  // namespace
 
-bool fits_depthwise_filter_gradient(const problem& p) {
-    return p.group_in_channels() == 1 && p.kernel.height <= max_blocked_kernel && p.kernel.width <= max_blocked_kernel;
-}
+bool fits_depthwise_filter_gradient(const problem& p) { return p.group_in_channels() == 1 && fits_gradient_tile(p); }
 
 std::size_t depthwise_filter_gradient_scratch(const problem& p) {
     const gradient_geometry g = geometry_of(p);

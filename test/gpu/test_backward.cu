@@ -3,7 +3,9 @@
 // filter_gradient_gpu), on random-normal and positive inputs: every operator
 // variant — dense, groups, depthwise with channel multipliers, padding
 // (none, 'same', even kernels, beyond the kernel), rectangular kernels, batch
-// 1..8, odd sizes, fused and cuFFT tile extents. Bars: the data gradient
+// 1..8, odd sizes, fused and cuFFT tile extents, and each of the filter
+// gradient's three paths (depthwise, GEMM over blocks, general for kernels
+// over 40). Bars: the data gradient
 // relative L2 <= 5e-7, the filter gradient <= 1e-6, the bias gradient the
 // elementwise bar; every element within 1e-3 + 1e-3 |exact|.
 #include "doctest.hpp"
@@ -51,6 +53,8 @@ TEST_CASE("data, filter and bias gradients of every operator variant against flo
              make(1, 4, 4, 50, 47, {45, 5}, {22, 2}, 4),              // depthwise, 45 rows: the blocked GEMM path
              make(2, 3, 3, 3, 70, {9, 3}, {5, 1}, 3),                 // depthwise, filter rows 0 and 8 see only padding
              make(2, 2, 3, 3, 12, {9, 3}, {5, 1}, 1),                 // the same, dense
+             make(1, 3, 4, 50, 44, {42, 3}, {0, 1}, 1),               // dense, 42 rows: the general path
+             make(3, 8, 4, 70, 33, 5, 2, 2),                          // grouped, 2 x 1 blocks, odd positions
          }) {
         CAPTURE(to_string(p));
         for (const auto kind : {reference::input_kind::normal, reference::input_kind::uniform}) {

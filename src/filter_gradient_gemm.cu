@@ -1,0 +1,115 @@
+// src/filter_gradient_gemm.cu — see filter_gradient_gemm.hpp.
+//
+// Per chunk of positions [first, first + count): tile n = channel * stride +
+// q of the chunk (stride = count rounded up to even, so a transform pair
+// never spans two channels: a non-finite value stays in its channel's
+// gradient). X is [bin][c][q], D [bin][o][q]; per bin and group the GEMM
+//   out (Og x Cg, column-major, ld Cout) = D^H (Og x stride) X (stride x Cg)
+// gives out[c * Cout + o] = sum_q X_c[q] conj(D_o[q]), accumulated over the
+// chunks (beta = 1 after the first). D carries the inverse's 1/T^2.
+// cuBLAS's FP32 CGEMM (FFMA, never TF32: the engine's math mode).
+#include "filter_gradient_gemm.hpp"
+
+#include <algorithm>
+#include <climits>
+
+#include <cublas_v2.h>
+
+#include "fftconv/config.hpp"
+#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/fused_tile_fft.cuh"
+#include "fftconv/detail/workspace_layout.hpp"
+#include "gradient_positions.cuh"
+
+namespace fftconv::detail {
+
+namespace {
+
+constexpr int tile = gradient_tile;
+using geometry = tile_geometry<dynamic_extent, dynamic_extent, tile>;
+constexpr std::int64_t bins = std::int64_t{tile} * (tile / 2 + 1);
+constexpr std::int64_t budget = std::int64_t{1} << 30;  // bytes: the chunk's X and D; the gradient's spectrum
+
+// Tile n = channel * stride + q: position first + q's window of x (of_x) or
+// block of dy, empty for q >= count.
+template <bool of_x>
+struct position_tiles {
+    gradient_positions at;
+    const float* tensor;
+    std::int64_t first, count, stride;
+    float scale;
+    __device__ tile_window window(std::int64_t n) const {
+        const std::int64_t channel = n / stride, q = n % stride;
+        if (q >= count) return tile_window{};
+        return of_x ? at.x_window(channel, first + q) : at.dy_block(channel, first + q);
+    }
+    __device__ const float* data() const { return tensor; }
+};
+
+constexpr std::int64_t round_up(std::int64_t n, std::int64_t multiple) { return ceil_div(n, multiple) * multiple; }
+
+struct gemm_plan {
+    std::int64_t chunk;                            // positions per chunk (even)
+    std::int64_t x_stride, dy_stride, out_stride;  // bin strides of X, D and out (multiples of 4)
+    std::size_t dy_offset, out_offset, bytes;      // X at 0
+};
+
+gemm_plan plan_of(const problem& p) {
+    gemm_plan g{};
+    const std::int64_t per_position = bins * std::int64_t(sizeof(float2)) * (p.in_channels + p.out_channels);
+    g.chunk = std::clamp<std::int64_t>(budget / per_position / 2 * 2, 2, round_up(positions_of(p).count(), 2));
+    g.x_stride = round_up(p.in_channels * g.chunk, 4);
+    g.dy_stride = round_up(p.out_channels * g.chunk, 4);
+    g.out_stride = round_up(p.group_in_channels() * p.out_channels, 4);
+    g.dy_offset = align_up(sizeof(float2) * std::size_t(bins * g.x_stride));
+    g.out_offset = g.dy_offset + align_up(sizeof(float2) * std::size_t(bins * g.dy_stride));
+    g.bytes = g.out_offset + align_up(sizeof(float2) * std::size_t(bins * g.out_stride));
+    return g;
+}
+
+}  // namespace
+
+bool fits_filter_gradient_gemm(const problem& p) {
+    if (!fits_gradient_tile(p)) return false;
+    const gemm_plan g = plan_of(p);
+    // cuBLAS takes int extents and leading dimensions.
+    return bins * g.out_stride * std::int64_t(sizeof(float2)) <= budget && g.chunk <= INT_MAX &&
+           p.out_channels <= INT_MAX && p.group_in_channels() <= INT_MAX;
+}
+
+std::size_t filter_gradient_gemm_scratch(const problem& p) { return plan_of(p).bytes; }
+
+void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* transposed,
+                          void* scratch) {
+    const gemm_plan g = plan_of(p);
+    const gradient_positions at = positions_of(p);
+    auto* base = static_cast<char*>(scratch);
+    auto* xs = reinterpret_cast<float2*>(base);
+    auto* ds = reinterpret_cast<float2*>(base + g.dy_offset);
+    auto* out = reinterpret_cast<float2*>(base + g.out_offset);
+    const std::int64_t cg = p.group_in_channels(), og = p.group_out_channels();
+    const geometry geo(tile + 1 - p.kernel.height, tile + 1 - p.kernel.width, p.in_channels, p.out_channels, tile);
+    const float scale = 1.0f / float(tile * tile);
+    for (std::int64_t first = 0; first < at.count(); first += g.chunk) {
+        const std::int64_t count = std::min(g.chunk, at.count() - first), stride = round_up(count, 2);
+        launch_forward_tiles<geometry>(e, position_tiles<true>{at, x, first, count, stride, 1.0f},
+                                       p.in_channels * stride, g.x_stride, xs, e.stream());
+        launch_forward_tiles<geometry>(e, position_tiles<false>{at, dy, first, count, stride, scale},
+                                       p.out_channels * stride, g.dy_stride, ds, e.stream());
+        const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
+        for (std::int64_t group = 0; group < p.groups; ++group)
+            FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
+                e.blas(), CUBLAS_OP_C, CUBLAS_OP_N, int(og), int(cg), int(stride), &one,
+                reinterpret_cast<const cuComplex*>(ds + group * og * stride), int(stride), g.dy_stride,
+                reinterpret_cast<const cuComplex*>(xs + group * cg * stride), int(stride), g.x_stride,
+                first == 0 ? &zero : &one, reinterpret_cast<cuComplex*>(out + group * og), int(p.out_channels),
+                g.out_stride, int(bins)));
+    }
+    // Tile n = c * Cout + o of the gradient's spectrum -> transposed + n * Kh * Kw.
+    const std::int64_t taps = p.kernel.height * p.kernel.width;
+    const output_tiles<geometry> sink{geo, transposed, tensor_strides{0, taps, p.kernel.width}, 1,
+                                      p.kernel.height, p.kernel.width, 1, 1, 1, nullptr};
+    launch_inverse_tiles<geometry>(e, out, 0, cg * p.out_channels, g.out_stride, sink, e.stream());
+}
+
+}  // namespace fftconv::detail
