@@ -92,10 +92,13 @@ void filter_gradient_gemm(engine& e, const problem& p, const float* x, const flo
     const float scale = 1.0f / float(tile * tile);
     for (std::int64_t first = 0; first < at.count(); first += g.chunk) {
         const std::int64_t count = std::min(g.chunk, at.count() - first), stride = round_up(count, 2);
+        // dy's transform beside x's: neither fills the GPU alone on small problems.
+        side_branch side(e, true);
+        launch_forward_tiles<geometry>(e, position_tiles<false>{at, dy, first, count, stride, scale},
+                                       p.out_channels * stride, g.dy_stride, ds, side.stream());
         launch_forward_tiles<geometry>(e, position_tiles<true>{at, x, first, count, stride, 1.0f},
                                        p.in_channels * stride, g.x_stride, xs, e.stream());
-        launch_forward_tiles<geometry>(e, position_tiles<false>{at, dy, first, count, stride, scale},
-                                       p.out_channels * stride, g.dy_stride, ds, e.stream());
+        side.join();
         const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
         for (std::int64_t group = 0; group < p.groups; ++group)
             FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
