@@ -25,10 +25,18 @@ namespace fftconv::detail {
 
 namespace {
 
-constexpr int tile = gradient_tile;
-using geometry = tile_geometry<dynamic_extent, dynamic_extent, tile>;
-constexpr std::int64_t bins = std::int64_t{tile} * (tile / 2 + 1);
 constexpr std::int64_t budget = std::int64_t{1} << 30;  // bytes: the chunk's X and D; the gradient's spectrum
+
+// The grid: 32 points where kernels up to 8 leave blocks of 25 on it, else
+// 64. At 128² K8 C64 B4 (ncu, results/gradient-profile-6ca6588) the 64-point
+// grid spent a third of the call in 4096 inverse transforms of 64² for
+// 8 x 8 outputs each; on 32² they cost a quarter, and a 32² transform costs
+// less per point (3.8 against 5.5 ps at ncu's clocks), for 1.4x the points.
+int tile_of(const problem& p) {
+    return p.kernel.height <= 32 + 1 - min_block && p.kernel.width <= 32 + 1 - min_block ? 32 : 64;
+}
+
+constexpr std::int64_t bins_of(int tile) { return std::int64_t{tile} * (tile / 2 + 1); }
 
 // Tile n = channel * stride + q: position first + q's window of x (of_x) or
 // block of dy, empty for q >= count.
@@ -56,8 +64,11 @@ struct gemm_plan {
 
 gemm_plan plan_of(const problem& p) {
     gemm_plan g{};
+    const int tile = tile_of(p);
+    const std::int64_t bins = bins_of(tile);
     const std::int64_t per_position = bins * std::int64_t(sizeof(float2)) * (p.in_channels + p.out_channels);
-    g.chunk = std::clamp<std::int64_t>(budget / per_position / 2 * 2, 2, round_up(positions_of(p).count(), 2));
+    g.chunk = std::clamp<std::int64_t>(budget / per_position / 2 * 2, 2,
+                                       round_up(positions_of(p, tile).count(), 2));
     g.x_stride = round_up(p.in_channels * g.chunk, 4);
     g.dy_stride = round_up(p.out_channels * g.chunk, 4);
     g.out_stride = round_up(p.group_in_channels() * p.out_channels, 4);
@@ -67,29 +78,19 @@ gemm_plan plan_of(const problem& p) {
     return g;
 }
 
-}  // namespace
-
-bool fits_filter_gradient_gemm(const problem& p) {
-    if (!fits_gradient_tile(p)) return false;
+template <int T>
+void run_gemm(engine& e, const problem& p, const float* x, const float* dy, float* transposed, void* scratch) {
+    using geometry = tile_geometry<dynamic_extent, dynamic_extent, T>;
+    constexpr std::int64_t bins = bins_of(T);
     const gemm_plan g = plan_of(p);
-    // cuBLAS takes int extents and leading dimensions.
-    return bins * g.out_stride * std::int64_t(sizeof(float2)) <= budget && g.chunk <= INT_MAX &&
-           p.out_channels <= INT_MAX && p.group_in_channels() <= INT_MAX;
-}
-
-std::size_t filter_gradient_gemm_scratch(const problem& p) { return plan_of(p).bytes; }
-
-void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* transposed,
-                          void* scratch) {
-    const gemm_plan g = plan_of(p);
-    const gradient_positions at = positions_of(p);
+    const gradient_positions at = positions_of(p, T);
     auto* base = static_cast<char*>(scratch);
     auto* xs = reinterpret_cast<float2*>(base);
     auto* ds = reinterpret_cast<float2*>(base + g.dy_offset);
     auto* out = reinterpret_cast<float2*>(base + g.out_offset);
     const std::int64_t cg = p.group_in_channels(), og = p.group_out_channels();
-    const geometry geo(tile + 1 - p.kernel.height, tile + 1 - p.kernel.width, p.in_channels, p.out_channels, tile);
-    const float scale = 1.0f / float(tile * tile);
+    const geometry geo(T + 1 - p.kernel.height, T + 1 - p.kernel.width, p.in_channels, p.out_channels, T);
+    const float scale = 1.0f / float(T * T);
     for (std::int64_t first = 0; first < at.count(); first += g.chunk) {
         const std::int64_t count = std::min(g.chunk, at.count() - first), stride = round_up(count, 2);
         // dy's transform beside x's: neither fills the GPU alone on small problems.
@@ -113,6 +114,24 @@ void filter_gradient_gemm(engine& e, const problem& p, const float* x, const flo
     const output_tiles<geometry> sink{geo, transposed, tensor_strides{0, taps, p.kernel.width}, 1,
                                       p.kernel.height, p.kernel.width, 1, 1, 1, nullptr};
     launch_inverse_tiles<geometry>(e, out, 0, cg * p.out_channels, g.out_stride, sink, e.stream());
+}
+
+}  // namespace
+
+bool fits_filter_gradient_gemm(const problem& p) {
+    if (!fits_gradient_tile(p)) return false;
+    const gemm_plan g = plan_of(p);
+    // cuBLAS takes int extents and leading dimensions.
+    return bins_of(tile_of(p)) * g.out_stride * std::int64_t(sizeof(float2)) <= budget && g.chunk <= INT_MAX &&
+           p.out_channels <= INT_MAX && p.group_in_channels() <= INT_MAX;
+}
+
+std::size_t filter_gradient_gemm_scratch(const problem& p) { return plan_of(p).bytes; }
+
+void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* transposed,
+                          void* scratch) {
+    if (tile_of(p) == 32) run_gemm<32>(e, p, x, dy, transposed, scratch);
+    else run_gemm<64>(e, p, x, dy, transposed, scratch);
 }
 
 }  // namespace fftconv::detail

@@ -4,7 +4,7 @@
 //   dW[c][o] = sum over positions q of X_c[q] conj(D_o[q]),
 // X_c[q] the spectrum of input channel c's window of padded x at q, D_o[q]
 // that of output channel o's dy block, both transformed straight from x and
-// dy by the fused 64-point transforms (no rearranged copies); then one
+// dy by the fused 64- or 32-point transforms (no rearranged copies); then one
 // inverse transform per (c, o), cropped to Kh x Kw. Positions go in chunks
 // whose spectra fit a budget, the GEMM accumulating over chunks.
 #pragma once

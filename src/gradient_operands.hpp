@@ -43,20 +43,22 @@ constexpr problem data_gradient_problem(const problem& p) {
     return q;
 }
 
-// The filter gradient's blocks of dy: block + K - 1 = 64 per axis (the fused
-// tile) for kernels up to 40; larger kernels, or outputs already that small,
-// take the whole axis in one block (one tile over the image: slow, but the
-// tile could not hold a useful block).
-inline constexpr std::int64_t gradient_tile = 64, max_blocked_kernel = 40;
+// The filter gradient's blocks of dy: block + K - 1 = the fused tile (64,
+// or 32 where filter_gradient_gemm.cu chooses it) per axis, for blocks of at
+// least min_block outputs (kernels up to 40 on 64 points); larger kernels,
+// or outputs already that small, take the whole axis in one block (one tile
+// over the image: slow, but the tile could not hold a useful block).
+inline constexpr std::int64_t gradient_tile = 64, min_block = 25;
+inline constexpr std::int64_t max_blocked_kernel = gradient_tile + 1 - min_block;  // 40
 
 struct filter_blocks {
     std::int64_t block_rows, block_cols, blocks_high, blocks_wide;
     constexpr std::int64_t count() const { return blocks_high * blocks_wide; }
 };
 
-constexpr filter_blocks filter_blocks_of(const problem& p) {
-    const auto block = [](std::int64_t out, std::int64_t kernel) {
-        return std::min(kernel <= max_blocked_kernel ? gradient_tile - kernel + 1 : out, out);
+constexpr filter_blocks filter_blocks_of(const problem& p, std::int64_t tile = gradient_tile) {
+    const auto block = [tile](std::int64_t out, std::int64_t kernel) {
+        return std::min(tile + 1 - kernel >= min_block ? tile + 1 - kernel : out, out);
     };
     const std::int64_t rows = block(p.out_height(), p.kernel.height), cols = block(p.out_width(), p.kernel.width);
     return {rows, cols, (p.out_height() + rows - 1) / rows, (p.out_width() + cols - 1) / cols};

@@ -1,8 +1,9 @@
 // src/gradient_positions.cuh — the filter gradient's positions: dy cut into
 // blocks of block_rows x block_cols outputs (gradient_operands.hpp,
-// filter_blocks_of: block + kernel - 1 = 64 per axis), position q = (sample,
-// block). Its two tiles on the 64-point grid: the window of padded x the
-// block's outputs read, and the dy block itself (zero past dy's edge). Their
+// filter_blocks_of: block + kernel - 1 = the tile per axis), position q =
+// (sample, block). Its two tiles on the tile's grid (64 or 32 points): the
+// window of padded x the block's outputs read, and the dy block itself (zero
+// past dy's edge). Their
 // correlation on the grid has no circular wrap at the kernel's lags, so the
 // filter gradient is the inverse FFT of X conj(D) summed over positions,
 // cropped to Kh x Kw. The two paths that use it: depthwise_filter_gradient.cu
@@ -18,6 +19,7 @@
 namespace fftconv::detail {
 
 struct gradient_positions {
+    int tile;  // the grid's extent: 64, or 32 (filter_gradient_gemm.cu)
     std::int64_t batch, channels, out_channels;
     std::int64_t height, width, out_height, out_width, pad_height, pad_width;
     std::int64_t block_rows, block_cols, blocks_wide, blocks;  // blocks per sample
@@ -29,9 +31,8 @@ struct gradient_positions {
         const std::int64_t b = q / blocks, block = q % blocks;
         const std::int64_t y0 = block / blocks_wide * block_rows - pad_height;
         const std::int64_t x0 = block % blocks_wide * block_cols - pad_width;
-        return {((b * channels + c) * height + y0) * width + x0, window_begin(y0, gradient_tile),
-                window_end(y0, height, gradient_tile), window_begin(x0, gradient_tile),
-                window_end(x0, width, gradient_tile), width};
+        return {((b * channels + c) * height + y0) * width + x0, window_begin(y0, tile),
+                window_end(y0, height, tile), window_begin(x0, tile), window_end(x0, width, tile), width};
     }
     // Output channel o's dy block at position q.
     __device__ tile_window dy_block(std::int64_t o, std::int64_t q) const {
@@ -42,9 +43,9 @@ struct gradient_positions {
     }
 };
 
-constexpr gradient_positions positions_of(const problem& p) {
-    const filter_blocks f = filter_blocks_of(p);
-    return {p.batch, p.in_channels, p.out_channels, p.height, p.width, p.out_height(), p.out_width(),
+constexpr gradient_positions positions_of(const problem& p, int tile = int(gradient_tile)) {
+    const filter_blocks f = filter_blocks_of(p, tile);
+    return {tile, p.batch, p.in_channels, p.out_channels, p.height, p.width, p.out_height(), p.out_width(),
             p.padding.height, p.padding.width, f.block_rows, f.block_cols, f.blocks_wide, f.count()};
 }
 

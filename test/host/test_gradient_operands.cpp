@@ -160,4 +160,9 @@ TEST_CASE("the filter gradient's blocks fit the fused 64-point tile") {
     CHECK(q.height == 64);
     CHECK(q.kernel.height == 34);
     CHECK(q.in_channels == 64 * 8 * 64);
+    // On a 32-point grid blocks of at least 25 outputs leave kernels up to 8.
+    const problem small = make(4, 64, 64, 128, 128, 8, 0, 1);
+    CHECK(detail::filter_blocks_of(small, 32).block_rows == 25);
+    CHECK(detail::filter_blocks_of(small, 32).blocks_high == 5);  // 121 outputs in blocks of 25
+    CHECK(detail::filter_blocks_of(make(1, 1, 1, 50, 50, 9, 0, 1), 32).block_rows == 42);  // K = 9: the whole axis
 }
