@@ -27,6 +27,14 @@ namespace {
 
 constexpr std::int64_t budget = std::int64_t{1} << 30;  // bytes: the chunk's X and D; the gradient's spectrum
 
+// Positions per GEMM at most: cuBLAS's FP32 GEMM accumulates its depth in
+// float, and a chunk's result is added to the running sum (beta = 1), so
+// capping the depth keeps the rounding of a deep sum (batch x blocks can
+// reach thousands) near that of a few hundred terms. The random sweep's
+// worst filter gradient, at depths up to ~2000 in one GEMM, was 7.7e-7 of
+// the 1e-6 bar (results/training-502f2da).
+constexpr std::int64_t max_chunk = 512;
+
 // The grid: 32 points where kernels up to 8 leave blocks of 25 on it, else
 // 64. At 128² K8 C64 B4 (ncu, results/gradient-profile-6ca6588) the 64-point
 // grid spent a third of the call in 4096 inverse transforms of 64² for
@@ -67,7 +75,7 @@ gemm_plan plan_of(const problem& p) {
     const int tile = tile_of(p);
     const std::int64_t bins = bins_of(tile);
     const std::int64_t per_position = bins * std::int64_t(sizeof(float2)) * (p.in_channels + p.out_channels);
-    g.chunk = std::clamp<std::int64_t>(budget / per_position / 2 * 2, 2,
+    g.chunk = std::clamp<std::int64_t>(std::min(budget / per_position / 2 * 2, max_chunk), 2,
                                        round_up(positions_of(p, tile).count(), 2));
     g.x_stride = round_up(p.in_channels * g.chunk, 4);
     g.dy_stride = round_up(p.out_channels * g.chunk, 4);

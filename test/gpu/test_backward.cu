@@ -55,6 +55,7 @@ TEST_CASE("data, filter and bias gradients of every operator variant against flo
              make(2, 2, 3, 3, 12, {9, 3}, {5, 1}, 1),                 // the same, dense
              make(1, 3, 4, 50, 44, {42, 3}, {0, 1}, 1),               // dense, 42 rows: the general path
              make(3, 8, 4, 70, 33, 5, 2, 2),                          // grouped, 2 x 1 blocks, odd positions
+             make(128, 4, 4, 96, 96, 3, 0, 1),                        // 2048 positions: four GEMM chunks
          }) {
         CAPTURE(to_string(p));
         for (const auto kind : {reference::input_kind::normal, reference::input_kind::uniform}) {
