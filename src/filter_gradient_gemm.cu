@@ -30,10 +30,12 @@ constexpr std::int64_t budget = std::int64_t{1} << 30;  // bytes: the chunk's X 
 // Positions per GEMM at most: cuBLAS's FP32 GEMM accumulates its depth in
 // float, and a chunk's result is added to the running sum (beta = 1), so
 // capping the depth keeps the rounding of a deep sum (batch x blocks can
-// reach thousands) near that of a few hundred terms. The random sweep's
-// worst filter gradient, at depths up to ~2000 in one GEMM, was 7.7e-7 of
-// the 1e-6 bar (results/training-502f2da).
-constexpr std::int64_t max_chunk = 512;
+// reach thousands) near that of a hundred terms. On the 32-point grid (5x
+// the positions of the 64-point one) the random sweep's worst filter
+// gradient reached relative L2 7.4e-7 and an element at 0.99 of its
+// tolerance with chunks of 512, against 4.3e-7 and 0.25 on the 64-point grid
+// (results/training-502f2da/sweep-worst-elements.log).
+constexpr std::int64_t max_chunk = 128;
 
 // The grid: 32 points where kernels up to 8 leave blocks of 25 on it, else
 // 64. At 128² K8 C64 B4 (ncu, results/gradient-profile-6ca6588) the 64-point

@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <map>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "conv_check.hpp"
 
@@ -149,6 +151,7 @@ TEST_CASE("1000 random problems' data, filter and bias gradients, both input dis
     context ctx;
     extent_draws draw{std::mt19937_64(20261202)};
     double worst_dx = 0, worst_dw = 0, worst_fraction = 0;
+    std::string worst_at;  // where the worst element was: which gradient of which problem
     operator_coverage coverage;
     for (int i = 0; i < count; ++i) {
         const operator_draw d = draw_operator(draw);
@@ -156,10 +159,15 @@ TEST_CASE("1000 random problems' data, filter and bias gradients, both input dis
         const auto a = testing::check_gradients(ctx, d.p, 40000 + 2 * std::uint64_t(i));
         worst_dx = std::max(worst_dx, a.data.relative_l2);
         worst_dw = std::max(worst_dw, a.filter.relative_l2);
-        worst_fraction = std::max({worst_fraction, a.data.worst_fraction, a.filter.worst_fraction, a.bias.worst_fraction});
+        for (const auto& [name, part] : {std::pair{"dx", a.data}, std::pair{"dw", a.filter}, std::pair{"dbias", a.bias}})
+            if (part.worst_fraction > worst_fraction) {
+                worst_fraction = part.worst_fraction;
+                worst_at = std::string(name) + " element " + std::to_string(part.worst_index) + " of problem " +
+                           std::to_string(i) + " (" + to_string(d.p) + ")";
+            }
         coverage.add(d);
     }
     std::printf("%d random problems' gradients x 2 distributions: worst rel_l2 dx=%.3g, dw=%.3g, worst element "
-                "%.3f of tolerance; ", count, worst_dx, worst_dw, worst_fraction);
+                "%.3f of tolerance, %s; ", count, worst_dx, worst_dw, worst_fraction, worst_at.c_str());
     coverage.print();
 }
