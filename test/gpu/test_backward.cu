@@ -18,18 +18,11 @@
 #include <vector>
 
 #include "conv_check.hpp"
+#include "make_problem.hpp"
 
 using namespace fftconv;
 
-namespace {
-
-problem make(std::int64_t batch, std::int64_t in, std::int64_t out, std::int64_t h, std::int64_t w, extent2d kernel,
-             extent2d padding, std::int64_t groups) {
-    return {.batch = batch, .in_channels = in, .out_channels = out, .height = h, .width = w, .kernel = kernel,
-            .padding = padding, .groups = groups};
-}
-
-}  // namespace
+using testing::make;
 
 TEST_CASE("data, filter and bias gradients of every operator variant against float64") {
     context ctx;

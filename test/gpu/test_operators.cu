@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conv_check.hpp"
+#include "make_problem.hpp"
 #include "fftconv/detail/engine.hpp"
 
 using namespace fftconv;
@@ -21,11 +22,7 @@ void check_both_kinds(context& ctx, const problem& p, bool with_bias, bool reuse
     (void)testing::check_operator(ctx, p, with_bias, reuse, seed);
 }
 
-problem make(std::int64_t batch, std::int64_t in, std::int64_t out, std::int64_t h, std::int64_t w, extent2d kernel,
-             extent2d padding, std::int64_t groups) {
-    return {.batch = batch, .in_channels = in, .out_channels = out, .height = h, .width = w, .kernel = kernel,
-            .padding = padding, .groups = groups};
-}
+using testing::make;
 
 }  // namespace
 

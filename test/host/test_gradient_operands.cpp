@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gradient_operands.hpp"
+#include "make_problem.hpp"
 #include "reference.hpp"
 
 using namespace fftconv;
@@ -94,11 +95,7 @@ double relative_difference(const std::vector<double>& a, const std::vector<doubl
     return std::sqrt(difference / norm);
 }
 
-problem make(std::int64_t batch, std::int64_t in, std::int64_t out, std::int64_t h, std::int64_t w, extent2d kernel,
-             extent2d padding, std::int64_t groups) {
-    return {.batch = batch, .in_channels = in, .out_channels = out, .height = h, .width = w, .kernel = kernel,
-            .padding = padding, .groups = groups};
-}
+using testing::make;
 
 }  // namespace
 
