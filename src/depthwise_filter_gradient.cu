@@ -54,6 +54,7 @@ struct gradient_geometry {
     gradient_positions at;
     std::int64_t multiplier, kernel_height, kernel_width;
     std::int64_t per_split, splits;  // positions per split (even), splits per channel
+    std::int64_t first_out;          // the launch's output channel 0
 
     // Position q of output channel o: the window of xpad (of_x) or the dy
     // block, empty past `end`.
@@ -85,7 +86,7 @@ __global__ void __launch_bounds__(threads, 3)
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y, linear = group * tile + lane;
     float2* z = shared + group * tile * pitch;  // group 0: windows of xpad; group 1: dy blocks
-    const std::int64_t o = blockIdx.x / g.splits, split = blockIdx.x % g.splits;
+    const std::int64_t o = g.first_out + blockIdx.x / g.splits, split = blockIdx.x % g.splits;
     const std::int64_t begin = split * g.per_split, end = min(begin + g.per_split, g.at.count());
 
     float2 sum[owned_bins];
@@ -151,8 +152,8 @@ __global__ void __launch_bounds__(tile) inverse_to_filter(gradient_geometry g, c
                                                           float* __restrict__ dw) {
     __shared__ float2 z[tile * pitch];
     const int lane = threadIdx.x;
-    const std::int64_t o = blockIdx.x;
-    const float2* sums = partial + o * g.splits * bins;
+    const std::int64_t o = g.first_out + blockIdx.x;
+    const float2* sums = partial + blockIdx.x * g.splits * bins;
     for (int bin = lane; bin < bins; bin += tile) {
         const float2 total = sums[bin];
         const int r = bin / freq_cols, s = bin % freq_cols;
@@ -176,32 +177,43 @@ __global__ void __launch_bounds__(tile) inverse_to_filter(gradient_geometry g, c
     }
 }
 
+// Output channels per launch: all, unless their partial sums pass a GiB
+// (many positions per channel, e.g. a large batch of small outputs).
+std::int64_t channels_per_launch(const problem& p, const gradient_geometry& g) {
+    constexpr std::int64_t budget = std::int64_t{1} << 30;
+    return std::clamp<std::int64_t>(budget / (g.splits * bins * std::int64_t(sizeof(float2))), 1, p.out_channels);
+}
+
 }  // namespace
 
 bool fits_depthwise_filter_gradient(const problem& p) { return p.group_in_channels() == 1 && fits_gradient_tile(p); }
 
 std::size_t depthwise_filter_gradient_scratch(const problem& p) {
     const gradient_geometry g = geometry_of(p);
-    return sizeof(float2) * std::size_t(p.out_channels * g.splits * bins);
+    return sizeof(float2) * std::size_t(channels_per_launch(p, g) * g.splits * bins);
 }
 
 void depthwise_filter_gradient(engine& e, const problem& p, const float* x, const float* dy, float* dw,
                                void* scratch) {
-    const gradient_geometry g = geometry_of(p);
+    gradient_geometry g = geometry_of(p);
     auto* partial = static_cast<float2*>(scratch);
     allow_shared_bytes(accumulate_products, fused_shared_bytes(tile));
-    e.log_launch(reinterpret_cast<const void*>(accumulate_products));
-    accumulate_products<<<unsigned(p.out_channels * g.splits), dim3(tile, groups), fused_shared_bytes(tile),
-                          e.stream()>>>(g, x, dy, partial);
-    FFTCONV_CHECK_LAUNCH();
-    const std::int64_t sums = p.out_channels * bins;
-    e.log_launch(reinterpret_cast<const void*>(sum_splits));
-    sum_splits<<<unsigned(std::min<std::int64_t>(ceil_div(sums, 256), 1 << 20)), 256, 0, e.stream()>>>(g, partial,
-                                                                                                        sums);
-    FFTCONV_CHECK_LAUNCH();
-    e.log_launch(reinterpret_cast<const void*>(inverse_to_filter));
-    inverse_to_filter<<<unsigned(p.out_channels), tile, 0, e.stream()>>>(g, partial, dw);
-    FFTCONV_CHECK_LAUNCH();
+    const std::int64_t step = channels_per_launch(p, g);
+    for (g.first_out = 0; g.first_out < p.out_channels; g.first_out += step) {
+        const std::int64_t channels = std::min(step, p.out_channels - g.first_out);
+        e.log_launch(reinterpret_cast<const void*>(accumulate_products));
+        accumulate_products<<<unsigned(channels * g.splits), dim3(tile, groups), fused_shared_bytes(tile),
+                              e.stream()>>>(g, x, dy, partial);
+        FFTCONV_CHECK_LAUNCH();
+        const std::int64_t sums = channels * bins;
+        e.log_launch(reinterpret_cast<const void*>(sum_splits));
+        sum_splits<<<unsigned(std::min<std::int64_t>(ceil_div(sums, 256), 1 << 20)), 256, 0, e.stream()>>>(
+            g, partial, sums);
+        FFTCONV_CHECK_LAUNCH();
+        e.log_launch(reinterpret_cast<const void*>(inverse_to_filter));
+        inverse_to_filter<<<unsigned(channels), tile, 0, e.stream()>>>(g, partial, dw);
+        FFTCONV_CHECK_LAUNCH();
+    }
 }
 
 }  // namespace fftconv::detail

@@ -49,7 +49,8 @@ constexpr gradient_positions positions_of(const problem& p, int tile = int(gradi
             p.padding.height, p.padding.width, f.block_rows, f.block_cols, f.blocks_wide, f.count()};
 }
 
-// Whether the positions fit the 64-point tile (kernels up to 40 per axis).
+// Whether the positions fit the 64-point tile (kernels up to 40 per axis;
+// filter_gradient_gemm.cu takes the 32-point one for kernels up to 8).
 constexpr bool fits_gradient_tile(const problem& p) {
     return p.kernel.height <= max_blocked_kernel && p.kernel.width <= max_blocked_kernel;
 }

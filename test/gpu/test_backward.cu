@@ -43,12 +43,13 @@ TEST_CASE("data, filter and bias gradients of every operator variant against flo
              make(2, 32, 32, 48, 48, 16, 0, 1),                       // dense K = 16 (leaderboard-like)
              make(1, 3, 3, 9, 9, 9, 0, 3),                            // kernel = image
              make(3, 4, 8, 20, 30, 3, 1, 4),                          // depthwise x2, 3 positions: a split of one
-             make(1, 4, 4, 50, 47, {45, 5}, {22, 2}, 4),              // depthwise, 45 rows: the blocked GEMM path
+             make(1, 4, 4, 50, 47, {45, 5}, {22, 2}, 4),              // depthwise, 45 rows: the general path
              make(2, 3, 3, 3, 70, {9, 3}, {5, 1}, 3),                 // depthwise, filter rows 0 and 8 see only padding
              make(2, 2, 3, 3, 12, {9, 3}, {5, 1}, 1),                 // the same, dense
              make(1, 3, 4, 50, 44, {42, 3}, {0, 1}, 1),               // dense, 42 rows: the general path
-             make(3, 8, 4, 70, 33, 5, 2, 2),                          // grouped, 2 x 1 blocks, odd positions
-             make(128, 4, 4, 96, 96, 3, 0, 1),                        // 2048 positions: four GEMM chunks
+             make(3, 8, 4, 70, 33, 5, 2, 2),                          // grouped, 3 x 2 blocks of 28 (32-point grid)
+             make(1, 4, 3, 20, 20, 3, 1, 1),                          // one position, odd Cout (a spare slot)
+             make(129, 2, 3, 96, 96, 3, 0, 1),                        // 2064 positions: 17 chunks, the last partial
          }) {
         CAPTURE(to_string(p));
         for (const auto kind : {reference::input_kind::normal, reference::input_kind::uniform}) {
@@ -132,5 +133,39 @@ TEST_CASE("the filter gradient keeps its accuracy when dy is 10^4 times smaller 
         const accuracy a = compare(to_host(dw.data(), dw.size), to_host(exact.data(), exact.size));
         INFO("rel_l2=", a.relative_l2, " worst=", a.worst_fraction);
         CHECK(a.passes(max_filter_gradient_l2));
+    }
+}
+
+// The GEMM path pairs output channels o and o ^ 1 in its inverse transforms:
+// a NaN in dy's channel o reaches those two rows of dw and no other.
+TEST_CASE("a non-finite dy reaches at most two output channels' filter gradient") {
+    using namespace reference;
+    context ctx;
+    const problem p = make(2, 3, 5, 40, 40, 7, 3, 1);
+    auto x = make_device_array<float>(p.input_elements());
+    auto dy = make_device_array<float>(p.output_elements());
+    fill_input(input_kind::normal, x.data(), x.size, 81, ctx.stream());
+    fill_input(input_kind::normal, dy.data(), dy.size, 82, ctx.stream());
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::int64_t poisoned = 2;  // dy channel 2 of sample 1
+    FFTCONV_CUDA_TRY(cudaMemcpy(dy.data() + ((1 * p.out_channels + poisoned) * p.out_height() + 10) * p.out_width() + 10,
+                                &inf, sizeof inf, cudaMemcpyHostToDevice));
+    auto dw = make_device_array<float>(p.filter_elements());
+    auto exact = make_device_array<double>(p.filter_elements());
+    ctx.conv2d_backward_filter(p, x.data(), dy.data(), dw.data());
+    filter_gradient_gpu(p, x.data(), dy.data(), exact.data(), nullptr, ctx.stream());
+    const std::vector<float> got = to_host(dw.data(), dw.size);
+    const std::vector<double> want = to_host(exact.data(), exact.size);
+    const std::size_t row = std::size_t(p.in_channels * p.kernel.height * p.kernel.width);  // dw[o]
+    for (std::int64_t o = 0; o < p.out_channels; ++o) {
+        CAPTURE(o);
+        const std::vector<float> channel(got.begin() + o * row, got.begin() + (o + 1) * row);
+        if (o == poisoned) {
+            CHECK(std::count_if(channel.begin(), channel.end(), [](float v) { return !std::isfinite(v); }) > 0);
+        } else if (o != (poisoned ^ 1)) {
+            const std::vector<double> channel_exact(want.begin() + o * row, want.begin() + (o + 1) * row);
+            CHECK(compare(channel, channel_exact).passes(max_filter_gradient_l2));
+        }
     }
 }
