@@ -1,7 +1,9 @@
 // src/backward.cu — the gradients of conv2d (context::conv2d_backward_data,
-// context::conv2d_backward_filter), each computed by the forward FFT
-// pipeline on rearranged operands, so that every path, table entry and
-// accuracy property of the forward serves them too.
+// context::conv2d_backward_filter). The data gradient is the forward FFT
+// pipeline on dy with the flipped filter, so every path, table entry and
+// accuracy property of the forward serves it too; the filter gradient sums
+// products of spectra of x's windows and dy's blocks on fused tiles (or, for
+// kernels over 40, runs the forward pipeline on rearranged operands).
 //
 // Data gradient. y[i] = sum_u xpad[i + u] w[u] (xpad: x with P zeros each
 // side) gives dx[j] = sum_u' dypad[j + u'] w[K - 1 - u'], dypad being dy with

@@ -15,8 +15,8 @@ and to the right) — so does this layer (torch.nn.functional.pad), then runs
 fftconv unpadded. Otherwise it calls nn.Conv2d's own forward (F.conv2d),
 warning once per reason. Gradients flow through fftconv too: the backward
 computes the input, weight and bias gradients with fftconv's
-conv2d_backward_data / conv2d_backward_filter (each the same FFT pipeline on
-rearranged operands), on the current stream."""
+conv2d_backward_data / conv2d_backward_filter (FFT on the same fused
+tiles), on the current stream."""
 import warnings
 
 import torch
