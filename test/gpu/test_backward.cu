@@ -77,95 +77,104 @@ TEST_CASE("gradients refuse bad operands before anything runs") {
                          fftconv::error);
 }
 
-TEST_CASE("a non-finite input reaches only its own channel's depthwise filter gradient") {
+namespace {
+
+// x and dy of `p`, random normal from `seed`, the stream drained so that
+// the host may edit them (set, scale).
+struct gradient_inputs {
+    reference::device_array<float> x, dy;
+};
+
+gradient_inputs normal_inputs(context& ctx, const problem& p, std::uint64_t seed) {
     using namespace reference;
-    context ctx;
-    const problem p = make(2, 6, 6, 40, 40, 31, 15, 6);  // 2 x 2 blocks per sample
-    auto x = make_device_array<float>(p.input_elements());
-    auto dy = make_device_array<float>(p.output_elements());
-    fill_input(input_kind::normal, x.data(), x.size, 77, ctx.stream());
-    fill_input(input_kind::normal, dy.data(), dy.size, 78, ctx.stream());
-    const float nan = std::numeric_limits<float>::quiet_NaN();
-    const std::int64_t poisoned = 4;  // channel 4 of sample 1, an inner pixel
+    gradient_inputs in{make_device_array<float>(p.input_elements()), make_device_array<float>(p.output_elements())};
+    fill_input(input_kind::normal, in.x.data(), in.x.size, seed, ctx.stream());
+    fill_input(input_kind::normal, in.dy.data(), in.dy.size, seed + 1, ctx.stream());
     FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
-    FFTCONV_CUDA_TRY(cudaMemcpy(x.data() + ((1 * p.in_channels + poisoned) * p.height + 20) * p.width + 7, &nan,
-                                sizeof nan, cudaMemcpyHostToDevice));
+    return in;
+}
+
+void set_element(float* device, std::int64_t index, float value) {
+    FFTCONV_CUDA_TRY(cudaMemcpy(device + index, &value, sizeof value, cudaMemcpyHostToDevice));
+}
+
+// fftconv's dw and its float64 definition, on the host.
+struct filter_gradients {
+    std::vector<float> got;
+    std::vector<double> exact;
+    // Output channel o's rows of each.
+    std::vector<float> got_row(const problem& p, std::int64_t o) const { return row(got, p, o); }
+    std::vector<double> exact_row(const problem& p, std::int64_t o) const { return row(exact, p, o); }
+    template <class T>
+    static std::vector<T> row(const std::vector<T>& v, const problem& p, std::int64_t o) {
+        const std::int64_t n = p.group_in_channels() * p.kernel.height * p.kernel.width;
+        return std::vector<T>(v.begin() + o * n, v.begin() + (o + 1) * n);
+    }
+};
+
+filter_gradients run_filter_gradient(context& ctx, const problem& p, const gradient_inputs& in) {
+    using namespace reference;
     auto dw = make_device_array<float>(p.filter_elements());
     auto exact = make_device_array<double>(p.filter_elements());
-    ctx.conv2d_backward_filter(p, x.data(), dy.data(), dw.data());
-    filter_gradient_gpu(p, x.data(), dy.data(), exact.data(), nullptr, ctx.stream());
-    const std::vector<float> got = to_host(dw.data(), dw.size);
-    const std::vector<double> want = to_host(exact.data(), exact.size);
-    const std::size_t taps = std::size_t(p.kernel.height * p.kernel.width);
+    ctx.conv2d_backward_filter(p, in.x.data(), in.dy.data(), dw.data());
+    filter_gradient_gpu(p, in.x.data(), in.dy.data(), exact.data(), nullptr, ctx.stream());
+    return {to_host(dw.data(), dw.size), to_host(exact.data(), exact.size)};
+}
+
+bool any_non_finite(const std::vector<float>& v) {
+    return std::any_of(v.begin(), v.end(), [](float e) { return !std::isfinite(e); });
+}
+
+}  // namespace
+
+TEST_CASE("a non-finite input reaches only its own channel's depthwise filter gradient") {
+    context ctx;
+    const problem p = make(2, 6, 6, 40, 40, 31, 15, 6);  // 2 x 2 blocks per sample
+    const gradient_inputs in = normal_inputs(ctx, p, 77);
+    const std::int64_t poisoned = 4;  // channel 4 of sample 1, an inner pixel
+    set_element(in.x.data(), ((1 * p.in_channels + poisoned) * p.height + 20) * p.width + 7,
+                std::numeric_limits<float>::quiet_NaN());
+    const filter_gradients g = run_filter_gradient(ctx, p, in);
     for (std::int64_t o = 0; o < p.out_channels; ++o) {
         CAPTURE(o);
-        const std::vector<float> channel(got.begin() + o * taps, got.begin() + (o + 1) * taps);
-        const std::vector<double> channel_exact(want.begin() + o * taps, want.begin() + (o + 1) * taps);
-        if (o == poisoned) {
-            CHECK(std::count_if(channel.begin(), channel.end(), [](float v) { return !std::isfinite(v); }) > 0);
-        } else {
-            const accuracy a = compare(channel, channel_exact);
-            CHECK(a.passes(max_filter_gradient_l2));
-        }
+        if (o == poisoned) CHECK(any_non_finite(g.got_row(p, o)));
+        else CHECK(reference::compare(g.got_row(p, o), g.exact_row(p, o)).passes(reference::max_filter_gradient_l2));
     }
 }
 
 // In training dy is often orders of magnitude smaller than x; a transform
 // that mixed the two would round dy's spectrum to x's magnitude.
 TEST_CASE("the filter gradient keeps its accuracy when dy is 10^4 times smaller than x") {
-    using namespace reference;
     context ctx;
     for (const problem& p : {make(4, 8, 8, 56, 56, 31, 15, 8),   // depthwise (fused path)
                              make(2, 8, 8, 40, 40, 9, 4, 1)}) {  // dense (GEMM path)
         CAPTURE(to_string(p));
-        auto x = make_device_array<float>(p.input_elements());
-        auto dy = make_device_array<float>(p.output_elements());
-        fill_input(input_kind::normal, x.data(), x.size, 91, ctx.stream());
-        fill_input(input_kind::normal, dy.data(), dy.size, 92, ctx.stream());
-        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
-        std::vector<float> small = to_host(dy.data(), dy.size);
+        const gradient_inputs in = normal_inputs(ctx, p, 91);
+        std::vector<float> small = reference::to_host(in.dy.data(), in.dy.size);
         for (float& v : small) v *= 1e-4f;
-        FFTCONV_CUDA_TRY(cudaMemcpy(dy.data(), small.data(), sizeof(float) * small.size(), cudaMemcpyHostToDevice));
-        auto dw = make_device_array<float>(p.filter_elements());
-        auto exact = make_device_array<double>(p.filter_elements());
-        ctx.conv2d_backward_filter(p, x.data(), dy.data(), dw.data());
-        filter_gradient_gpu(p, x.data(), dy.data(), exact.data(), nullptr, ctx.stream());
-        const accuracy a = compare(to_host(dw.data(), dw.size), to_host(exact.data(), exact.size));
+        FFTCONV_CUDA_TRY(
+            cudaMemcpy(in.dy.data(), small.data(), sizeof(float) * small.size(), cudaMemcpyHostToDevice));
+        const filter_gradients g = run_filter_gradient(ctx, p, in);
+        const reference::accuracy a = reference::compare(g.got, g.exact);
         INFO("rel_l2=", a.relative_l2, " worst=", a.worst_fraction);
-        CHECK(a.passes(max_filter_gradient_l2));
+        CHECK(a.passes(reference::max_filter_gradient_l2));
     }
 }
 
 // The GEMM path pairs output channels o and o ^ 1 in its inverse transforms:
-// a NaN in dy's channel o reaches those two rows of dw and no other.
+// a non-finite dy in channel o reaches those two rows of dw and no other.
 TEST_CASE("a non-finite dy reaches at most two output channels' filter gradient") {
-    using namespace reference;
     context ctx;
     const problem p = make(2, 3, 5, 40, 40, 7, 3, 1);
-    auto x = make_device_array<float>(p.input_elements());
-    auto dy = make_device_array<float>(p.output_elements());
-    fill_input(input_kind::normal, x.data(), x.size, 81, ctx.stream());
-    fill_input(input_kind::normal, dy.data(), dy.size, 82, ctx.stream());
-    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
-    const float inf = std::numeric_limits<float>::infinity();
+    const gradient_inputs in = normal_inputs(ctx, p, 81);
     const std::int64_t poisoned = 2;  // dy channel 2 of sample 1
-    FFTCONV_CUDA_TRY(cudaMemcpy(dy.data() + ((1 * p.out_channels + poisoned) * p.out_height() + 10) * p.out_width() + 10,
-                                &inf, sizeof inf, cudaMemcpyHostToDevice));
-    auto dw = make_device_array<float>(p.filter_elements());
-    auto exact = make_device_array<double>(p.filter_elements());
-    ctx.conv2d_backward_filter(p, x.data(), dy.data(), dw.data());
-    filter_gradient_gpu(p, x.data(), dy.data(), exact.data(), nullptr, ctx.stream());
-    const std::vector<float> got = to_host(dw.data(), dw.size);
-    const std::vector<double> want = to_host(exact.data(), exact.size);
-    const std::size_t row = std::size_t(p.in_channels * p.kernel.height * p.kernel.width);  // dw[o]
+    set_element(in.dy.data(), ((1 * p.out_channels + poisoned) * p.out_height() + 10) * p.out_width() + 10,
+                std::numeric_limits<float>::infinity());
+    const filter_gradients g = run_filter_gradient(ctx, p, in);
     for (std::int64_t o = 0; o < p.out_channels; ++o) {
         CAPTURE(o);
-        const std::vector<float> channel(got.begin() + o * row, got.begin() + (o + 1) * row);
-        if (o == poisoned) {
-            CHECK(std::count_if(channel.begin(), channel.end(), [](float v) { return !std::isfinite(v); }) > 0);
-        } else if (o != (poisoned ^ 1)) {
-            const std::vector<double> channel_exact(want.begin() + o * row, want.begin() + (o + 1) * row);
-            CHECK(compare(channel, channel_exact).passes(max_filter_gradient_l2));
-        }
+        if (o == poisoned) CHECK(any_non_finite(g.got_row(p, o)));
+        else if (o != (poisoned ^ 1))
+            CHECK(reference::compare(g.got_row(p, o), g.exact_row(p, o)).passes(reference::max_filter_gradient_l2));
     }
 }
