@@ -32,7 +32,7 @@
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/fused_tile_fft.cuh"
-#include "gradient_positions.cuh"
+#include "gradient_positions.hpp"
 
 namespace fftconv::detail {
 

@@ -24,7 +24,7 @@
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/fused_tile_fft.cuh"
 #include "fftconv/detail/workspace_layout.hpp"
-#include "gradient_positions.cuh"
+#include "gradient_positions.hpp"
 
 namespace fftconv::detail {
 

@@ -1,6 +1,6 @@
 // src/filter_gradient_gemm.hpp — the filter gradient of a convolution with
 // kernels up to 40 per axis by one complex GEMM per frequency bin (and group)
-// over the positions of gradient_positions.cuh:
+// over the positions of gradient_positions.hpp:
 //   dW[c][o] = sum over positions q of X_c[q] conj(D_o[q]),
 // X_c[q] the spectrum of input channel c's window of padded x at q, D_o[q]
 // that of output channel o's dy block, both transformed straight from x and

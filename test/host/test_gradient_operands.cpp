@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gradient_operands.hpp"
+#include "gradient_positions.hpp"
 #include "make_problem.hpp"
 #include "reference.hpp"
 
@@ -162,4 +163,64 @@ TEST_CASE("the filter gradient's blocks fit the fused 64-point tile") {
     CHECK(detail::filter_blocks_of(small, 32).block_rows == 25);
     CHECK(detail::filter_blocks_of(small, 32).blocks_high == 5);  // 121 outputs in blocks of 25
     CHECK(detail::filter_blocks_of(make(1, 1, 1, 50, 50, 9, 0, 1), 32).block_rows == 42);  // K = 9: the whole axis
+}
+
+// The fused filter-gradient paths (src/depthwise_filter_gradient.cu,
+// src/filter_gradient_gemm.cu): for every position, the T x T window of
+// padded x and the dy block that gradient_positions.hpp says, correlated
+// circularly on the T-point grid, summed over positions and cropped to
+// Kh x Kw, must be the definition; a window or block off by one, a position
+// missed or counted twice, or a lag that wraps around the grid fails it.
+TEST_CASE("the filter gradient's windows and dy blocks sum to the definition on the 64- and 32-point grids") {
+    std::mt19937_64 rng(20261202);
+    struct grid_case {
+        problem p;
+        int tile;
+    };
+    for (const auto& [p, tile] : {
+             grid_case{make(2, 3, 4, 37, 29, 7, 0, 1), 64},            // dense, 1 x 1 block
+             grid_case{make(2, 3, 4, 37, 29, 7, 0, 1), 32},            // the same on 32 points: 2 x 1 blocks of 26
+             grid_case{make(1, 4, 6, 20, 33, {3, 5}, {1, 2}, 2), 32},  // grouped, rectangular, padded
+             grid_case{make(2, 3, 3, 40, 37, 31, 15, 3), 64},          // depthwise 31 x 31 'same': 2 x 2 blocks
+             grid_case{make(1, 2, 4, 70, 12, {5, 3}, {2, 1}, 2), 64},  // 2 blocks of 60 rows, one of 12 columns
+             grid_case{make(2, 2, 2, 3, 12, {9, 3}, {5, 1}, 1), 64},   // taps that see only padding
+             grid_case{make(3, 2, 4, 9, 70, 8, 3, 2), 32},             // 3 column blocks of 25, the last short
+         }) {
+        CAPTURE(to_string(p));
+        CAPTURE(tile);
+        const std::vector<float> x = random_vector(p.input_elements(), rng);
+        const std::vector<float> dy = random_vector(p.output_elements(), rng);
+        const detail::gradient_positions at = detail::positions_of(p, tile);
+        const std::int64_t cg = p.group_in_channels(), og = p.group_out_channels();
+        const std::int64_t kh = p.kernel.height, kw = p.kernel.width;
+        // A tile of the grid from a window: zero outside it.
+        const auto tile_of = [tile](const std::vector<float>& data, const detail::tile_window& w) {
+            std::vector<double> t(std::size_t(tile * tile), 0.0);
+            for (int r = w.row_begin; r < w.rows; ++r)
+                for (int c = w.col_begin; c < w.cols; ++c) {
+                    const std::int64_t index = w.offset + r * w.row_stride + c;
+                    REQUIRE(index >= 0);
+                    REQUIRE(index < std::int64_t(data.size()));
+                    t[std::size_t(r * tile + c)] = double(data[std::size_t(index)]);
+                }
+            return t;
+        };
+        std::vector<double> dw(std::size_t(p.filter_elements()), 0.0);
+        for (std::int64_t o = 0; o < p.out_channels; ++o)
+            for (std::int64_t c = 0; c < cg; ++c)
+                for (std::int64_t q = 0; q < at.count(); ++q) {
+                    const std::vector<double> window = tile_of(x, at.x_window(o / og * cg + c, q));
+                    const std::vector<double> block = tile_of(dy, at.dy_block(o, q));
+                    for (std::int64_t u = 0; u < kh; ++u)
+                        for (std::int64_t v = 0; v < kw; ++v) {
+                            double sum = 0;
+                            for (int n = 0; n < tile; ++n)
+                                for (int m = 0; m < tile; ++m)
+                                    sum += block[std::size_t(n * tile + m)] *
+                                           window[std::size_t((n + u) % tile * tile + (m + v) % tile)];
+                            dw[std::size_t(((o * cg + c) * kh + u) * kw + v)] += sum;
+                        }
+                }
+        CHECK(relative_difference(dw, filter_gradient_definition(p, x, dy)) < 1e-12);
+    }
 }

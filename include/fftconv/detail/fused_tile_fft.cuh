@@ -31,6 +31,7 @@
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/engine.hpp"
 #include "fftconv/detail/register_fft.cuh"
+#include "fftconv/detail/tile_window.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
 
 namespace fftconv::detail {
@@ -43,33 +44,6 @@ __host__ __device__ constexpr int fused_pairs(int tile_extent) { return tile_ext
 __host__ __device__ constexpr int fused_threads(int tile_extent) { return tile_extent * fused_pairs(tile_extent); }
 constexpr std::size_t fused_shared_bytes(int tile_extent) {
     return sizeof(float2) * std::size_t(fused_pairs(tile_extent)) * tile_extent * (tile_extent + 1);
-}
-
-// Where real tile n lives: rows [row_begin, rows) and columns
-// [col_begin, cols) of the T x T tile hold data[offset + r * row_stride + c];
-// everything else is zero (or, for an output, not written). offset may point
-// before the data (a tile hanging over the padding above or left of the
-// image): only elements inside the window are read. tile_window{} is empty.
-struct tile_window {
-    std::int64_t offset;
-    int row_begin, rows;
-    int col_begin, cols;
-    std::int64_t row_stride;
-};
-
-// The valid extent of a window: `extent`, or less at the image edge.
-__device__ __forceinline__ int clip(int extent, std::int64_t remaining) {
-    return remaining < extent ? int(remaining) : extent;
-}
-
-// The part [begin, end) of a T-point window starting at `start` (may be
-// negative: zero padding) that lies inside [0, extent).
-__device__ __forceinline__ int window_begin(std::int64_t start, int tile_extent) {
-    return start >= 0 ? 0 : -start >= tile_extent ? tile_extent : int(-start);
-}
-__device__ __forceinline__ int window_end(std::int64_t start, std::int64_t extent, int tile_extent) {
-    const std::int64_t end = extent - start;
-    return end <= 0 ? 0 : end >= tile_extent ? tile_extent : int(end);
 }
 
 // Input tile n = (channel * batch + b) * tile_slots + tile: the window of x

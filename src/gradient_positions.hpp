@@ -1,4 +1,4 @@
-// src/gradient_positions.cuh — the filter gradient's positions: dy cut into
+// src/gradient_positions.hpp — the filter gradient's positions: dy cut into
 // blocks of block_rows x block_cols outputs (gradient_operands.hpp,
 // filter_blocks_of: block + kernel - 1 = the tile per axis), position q =
 // (sample, block). Its two tiles on the tile's grid (64 or 32 points): the
@@ -8,12 +8,13 @@
 // filter gradient is the inverse FFT of X conj(D) summed over positions,
 // cropped to Kh x Kw. The two paths that use it: depthwise_filter_gradient.cu
 // (one input channel per group) and filter_gradient_gemm.cu (a GEMM over
-// positions per frequency bin).
+// positions per frequency bin). Host code too: the host test checks the
+// windows and blocks against the definition (test_gradient_operands).
 #pragma once
 
 #include <cstdint>
 
-#include "fftconv/detail/fused_tile_fft.cuh"
+#include "fftconv/detail/tile_window.hpp"
 #include "gradient_operands.hpp"
 
 namespace fftconv::detail {
@@ -27,7 +28,7 @@ struct gradient_positions {
     FFTCONV_HOST_DEVICE constexpr std::int64_t count() const { return batch * blocks; }
 
     // Input channel c's window of padded x at position q.
-    __device__ tile_window x_window(std::int64_t c, std::int64_t q) const {
+    FFTCONV_HOST_DEVICE tile_window x_window(std::int64_t c, std::int64_t q) const {
         const std::int64_t b = q / blocks, block = q % blocks;
         const std::int64_t y0 = block / blocks_wide * block_rows - pad_height;
         const std::int64_t x0 = block % blocks_wide * block_cols - pad_width;
@@ -35,7 +36,7 @@ struct gradient_positions {
                 window_end(y0, height, tile), window_begin(x0, tile), window_end(x0, width, tile), width};
     }
     // Output channel o's dy block at position q.
-    __device__ tile_window dy_block(std::int64_t o, std::int64_t q) const {
+    FFTCONV_HOST_DEVICE tile_window dy_block(std::int64_t o, std::int64_t q) const {
         const std::int64_t b = q / blocks, block = q % blocks;
         const std::int64_t r0 = block / blocks_wide * block_rows, c0 = block % blocks_wide * block_cols;
         return {((b * out_channels + o) * out_height + r0) * out_width + c0, 0,
