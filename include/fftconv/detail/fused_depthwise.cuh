@@ -28,14 +28,39 @@ namespace fftconv::detail {
 // false right after the load when a loaded value (in any thread of the block)
 // is not finite; else true. (Checking the loaded values measured cheaper in
 // registers than checking the spectrum's DC bin: 222 against 255 at T = 64.)
+//
+// Four transposing passes (fused_tile_fft.cuh, read_row) over one FFT body:
+// the input's rows, the columns (times conj(W)), the rows again, the columns
+// again to y. The inverse runs as a forward transform of the conjugate,
+// IFFT(Y) = conj(FFT(conj(Y))): the second pass stores conj(Z conj(W)), and
+// the last one holds conj(y), whose imaginary part is negated on the way out.
+// Column `lane` of the pair's spectrum Z in z (natural order) becomes
+// conj(Z conj(W)), W the filter's spectrum `w`. A loop through shared
+// memory, not a product in the FFT's registers: there the compiler hoisted
+// the 64 loads of W above the transform and spilled (255 registers and 300
+// bytes of spill at T = 64). Each thread reads back only what it wrote.
+template <int T>
+__device__ __forceinline__ void times_conj_filter(float2* z, int lane, const float2* w) {
+    constexpr int pitch = T + 1, freq_cols = T / 2 + 1;
+    // W[r][lane]: stored for columns 0..T/2; W[r][s] = conj(W[-r][-s]) past them.
+    const bool stored = lane < freq_cols;
+    const float sign = stored ? 1.0f : -1.0f;
+#pragma unroll 8
+    for (int r = 0; r < T; ++r) {
+        const float2 wr = w[stored ? r * freq_cols + lane : ((T - r) % T) * freq_cols + T - lane];
+        const float2 zr = z[r * pitch + lane];
+        const float2 c{wr.x, sign * wr.y};
+        z[r * pitch + lane] = float2{zr.x * c.x + zr.y * c.y, zr.x * c.y - zr.y * c.x};  // conj(z conj(c))
+    }
+}
+
 template <int T, bool stop_if_not_finite, class Geometry>
 __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_tiles<Geometry>& source,
                                                std::int64_t real_input, std::int64_t imag_input, const float2* w,
                                                const output_tiles<Geometry>& sink,
                                                std::int64_t real_tile, std::int64_t imag_tile,
                                                std::int64_t tile_count) {
-    constexpr int pitch = T + 1, freq_cols = T / 2 + 1;
-    int rows = 0;
+    int first_row = 0, rows = 0;  // the input rows either window holds: the others are zero, and so is their FFT
     {
         const tile_window wa = real_input >= 0 ? source.window(real_input) : tile_window{};
         const tile_window wb = imag_input >= 0 ? source.window(imag_input) : tile_window{};
@@ -46,31 +71,25 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_
             __syncthreads();
         }
         rows = max(wa.rows, wb.rows);
+        first_row = first_window_row(wa, wb);
     }
-    transform_row<T, false>(z, lane, rows);
-    __syncthreads();
 
-    // Forward column `lane`, times conj(W), back to z.
-    {
+#pragma unroll 1
+    for (int pass = 0; pass < 4; ++pass) {
         float2 v[T];
-        transform_column<T, false>(z, lane, v);
-#pragma unroll
-        for (int k = 0; k < T; ++k) {
-            const int r = bit_reversed<T>.index[k];
-            // W[r][lane]: stored for columns 0..T/2; W[r][s] = conj(W[-r][-s]) past them.
-            const bool stored = lane < freq_cols;
-            const int fr = stored ? r : (T - r) % T, fs = stored ? lane : T - lane;
-            float2 wk = w[fr * freq_cols + fs];
-            if (!stored) wk.y = -wk.y;
-            z[r * pitch + lane] = float2{v[k].x * wk.x + v[k].y * wk.y, v[k].y * wk.x - v[k].x * wk.y};  // v conj(w)
+        read_row<T>(z, lane, v);
+        __syncthreads();  // every row is in registers before the columns overwrite them
+        const bool live = pass == 0 ? lane >= first_row && lane < rows
+                                    : pass == 3 ? lane < sink.geo.out_tile_width() : true;
+        if (live) fft_in_registers<T, false>(v);
+        if (pass == 3) {
+            store_output_column<T>(v, lane, sink, real_tile, imag_tile, tile_count, -1.0f);
+            break;
         }
+        write_column<T>(z, lane, v);
+        if (pass == 1) times_conj_filter<T>(z, lane, w);
+        __syncthreads();
     }
-    __syncthreads();
-
-    // Inverse rows, then columns straight to y.
-    transform_row<T, true>(z, lane);
-    __syncthreads();
-    write_pair<T>(z, lane, sink, real_tile, imag_tile, tile_count);
     return true;
 }
 

@@ -184,17 +184,17 @@ __device__ __forceinline__ void transform_column(const float2* z, int lane, floa
     fft_in_registers<T, inverse>(v);
 }
 
-// Inverse column `lane` of z straight to y (coalesced across the warp): its
-// first To rows are outputs; the real part is output tile real_tile, the
-// imaginary part tile imag_tile (each skipped when outside [0, tile_count)),
-// each plus its output channel's bias.
+// Output column `lane` of a tile pair from v (v[k] is row
+// bit_reversed<T>.index[k]) straight to y (coalesced across the warp): its
+// first To rows are outputs; the real part is output tile real_tile,
+// imag_sign times the imaginary part tile imag_tile (each skipped when
+// outside [0, tile_count)), each plus its output channel's bias.
 template <int T, class Geometry>
-__device__ __forceinline__ void write_pair(const float2* z, int lane, const output_tiles<Geometry>& sink,
-                                           std::int64_t real_tile, std::int64_t imag_tile, std::int64_t tile_count) {
+__device__ __forceinline__ void store_output_column(const float2 (&v)[T], int lane, const output_tiles<Geometry>& sink,
+                                                    std::int64_t real_tile, std::int64_t imag_tile,
+                                                    std::int64_t tile_count, float imag_sign) {
     const bool real = real_tile >= 0 && real_tile < tile_count, imag = imag_tile >= 0 && imag_tile < tile_count;
     if (lane >= sink.geo.out_tile_width() || !(real || imag)) return;
-    float2 v[T];
-    transform_column<T, true>(z, lane, v);
     const tile_window wa = real ? sink.window(real_tile) : tile_window{};
     const tile_window wb = imag ? sink.window(imag_tile) : tile_window{};
     const float bias_a = real ? sink.bias_of(real_tile) : 0.0f, bias_b = imag ? sink.bias_of(imag_tile) : 0.0f;
@@ -202,8 +202,48 @@ __device__ __forceinline__ void write_pair(const float2* z, int lane, const outp
     for (int k = 0; k < T; ++k) {
         const int r = bit_reversed<T>.index[k];
         if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x + bias_a;
-        if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = v[k].y + bias_b;
+        if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = imag_sign * v[k].y + bias_b;
     }
+}
+
+// Inverse column `lane` of z straight to y (store_output_column).
+template <int T, class Geometry>
+__device__ __forceinline__ void write_pair(const float2* z, int lane, const output_tiles<Geometry>& sink,
+                                           std::int64_t real_tile, std::int64_t imag_tile, std::int64_t tile_count) {
+    const bool real = real_tile >= 0 && real_tile < tile_count, imag = imag_tile >= 0 && imag_tile < tile_count;
+    if (lane >= sink.geo.out_tile_width() || !(real || imag)) return;
+    float2 v[T];
+    transform_column<T, true>(z, lane, v);
+    store_output_column<T>(v, lane, sink, real_tile, imag_tile, tile_count, 1.0f);
+}
+
+// Transposing passes, for kernels that run several passes over one FFT body
+// in a loop: thread `lane` reads row `lane` of z (read_row), transforms it,
+// and writes it back as column `lane` (write_column, natural order from the
+// FFT's bit-reversed one; a barrier between, since the column crosses every
+// row). Each pass transposes, so every pass reads rows and writes columns at
+// compile-time offsets, and two passes are a 2D transform in the tile's own
+// orientation. Why one body: fully unrolled, a 64-point FFT is ~1200
+// instructions; the depthwise kernel inlined four of them (150 KB of code)
+// and spent a third of its cycles waiting on instruction fetch
+// (docs/performance.md, v21).
+template <int T>
+__device__ __forceinline__ void read_row(const float2* z, int lane, float2 (&v)[T]) {
+    constexpr int pitch = T + 1;
+#pragma unroll
+    for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
+}
+
+template <int T>
+__device__ __forceinline__ void write_column(float2* z, int lane, const float2 (&v)[T]) {
+    constexpr int pitch = T + 1;
+#pragma unroll
+    for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * pitch + lane] = v[k];
+}
+
+// The first row either of a pair's windows holds (an empty window holds none).
+__device__ __forceinline__ int first_window_row(const tile_window& wa, const tile_window& wb) {
+    return wa.rows == 0 ? wb.row_begin : wb.rows == 0 ? wa.row_begin : min(wa.row_begin, wb.row_begin);
 }
 
 // Real tiles [0, tile_count) of `source` -> spectrum[bin * bin_stride + n],
@@ -228,15 +268,18 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     if (n0 + 1 < tile_count) wb = source.window(n0 + 1);
     load_pair<T>(z, lane, source.data(), wa, wb, source.scale);
     __syncthreads();
-    transform_row<T, false>(z, lane, max(wa.rows, wb.rows));
-    __syncthreads();
-    {
+    // Rows, then columns: two transposing passes over one FFT body. Rows
+    // outside both windows are zero, and so is their FFT.
+    const int rows = max(wa.rows, wb.rows), first_row = first_window_row(wa, wb);
+#pragma unroll 1
+    for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
-        transform_column<T, false>(z, lane, v);
-#pragma unroll
-        for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * pitch + lane] = v[k];
+        read_row<T>(z, lane, v);
+        __syncthreads();  // every row is in registers before the columns overwrite them
+        if (pass == 1 || (lane >= first_row && lane < rows)) fft_in_registers<T, false>(v);
+        write_column<T>(z, lane, v);
+        __syncthreads();
     }
-    __syncthreads();
 
     // Split the pair and store bin-major; consecutive threads of a bin write
     // consecutive tiles, so each bin's stores from this block are contiguous.
@@ -303,20 +346,35 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
             const int g = idx % pairs, bin = idx / pairs;
             const int r = bin / freq_cols, s = bin % freq_cols;
             const float2 a{loaded[u].x, loaded[u].y}, b{loaded[u].z, loaded[u].w};
+            // conj(Z), Z = A + i B: the inverse runs as a forward FFT of the
+            // conjugate, IFFT(Z) = conj(FFT(conj(Z))).
             float2* zg = shared + g * T * pitch;
-            zg[r * pitch + s] = float2{a.x - b.y, a.y + b.x};
+            zg[r * pitch + s] = float2{a.x - b.y, -a.y - b.x};
             if (s > 0 && s < T / 2)
-                zg[((T - r) % T) * pitch + (T - s)] = float2{a.x + b.y, b.x - a.y};
+                zg[((T - r) % T) * pitch + (T - s)] = float2{a.x + b.y, a.y - b.x};
         }
     }
     __syncthreads();
 
-    // Rows first (all of them), then only the first To columns, whose first
-    // To rows are the outputs, straight to y.
-    transform_row<T, true>(shared + group * T * pitch, lane);
-    __syncthreads();
+    // Rows (all of them), then only the first To columns, whose first To
+    // rows are the outputs, straight to y: two transposing passes over one
+    // FFT body; the result is conj(a + i b), its imaginary part negated on
+    // the way out.
+    float2* z = shared + group * T * pitch;
     const std::int64_t n0 = block_first + 2 * group;
-    write_pair<T>(shared + group * T * pitch, lane, sink, n0, n0 + 1, tile_count);
+#pragma unroll 1
+    for (int pass = 0; pass < 2; ++pass) {
+        float2 v[T];
+        read_row<T>(z, lane, v);
+        __syncthreads();  // every row is in registers before the columns overwrite them
+        if (pass == 0 || lane < sink.geo.out_tile_width()) fft_in_registers<T, false>(v);
+        if (pass == 1) {
+            store_output_column<T>(v, lane, sink, n0, n0 + 1, tile_count, -1.0f);
+            break;
+        }
+        write_column<T>(z, lane, v);
+        __syncthreads();
+    }
 }
 
 // Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
