@@ -98,15 +98,25 @@ __global__ void __launch_bounds__(threads, 3)
         const tile_window wa = g.window(group == 0, o, first, end), wb = g.window(group == 0, o, first + 1, end);
         load_pair<tile>(z, lane, group == 0 ? x : dy, wa, wb, 1.0f);
         __syncthreads();
-        transform_row<tile, false>(z, lane, max(wa.rows, wb.rows));
-        __syncthreads();
-        {
+        // Rows, then columns: two transposing passes over one FFT body.
+        // Rows outside both windows are zero, and so is their FFT (a dy
+        // block's rows past 65 - K).
+        bool live = lane >= first_window_row(wa, wb) && lane < max(wa.rows, wb.rows);
+#pragma unroll 1
+        for (int pass = 0; pass < 2; ++pass) {
             float2 v[tile];
-            transform_column<tile, false>(z, lane, v);
-#pragma unroll
-            for (int k = 0; k < tile; ++k) z[bit_reversed<tile>.index[k] * pitch + lane] = v[k];
+            read_row<tile>(z, lane, v);
+            tile_sync<tile>(group);  // every row is in registers before the columns overwrite them
+            if (live) {
+                fft_in_registers<tile, false>(v);
+                write_column<tile>(z, lane, v);
+            } else {
+                for (int r = 0; r < tile; ++r) z[r * pitch + lane] = float2{0.0f, 0.0f};
+            }
+            live = true;
+            tile_sync<tile>(group);
         }
-        __syncthreads();
+        __syncthreads();  // the products read both tiles
 #pragma unroll
         for (int j = 0; j < owned_bins; ++j) {
             const int bin = linear + j * threads;

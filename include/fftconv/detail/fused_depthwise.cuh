@@ -55,7 +55,7 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const flo
 }
 
 template <int T, bool stop_if_not_finite, class Geometry>
-__device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_tiles<Geometry>& source,
+__device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, const image_tiles<Geometry>& source,
                                                std::int64_t real_input, std::int64_t imag_input, const float2* w,
                                                const output_tiles<Geometry>& sink,
                                                std::int64_t real_tile, std::int64_t imag_tile,
@@ -78,7 +78,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_
     for (int pass = 0; pass < 4; ++pass) {
         float2 v[T];
         read_row<T>(z, lane, v);
-        __syncthreads();  // every row is in registers before the columns overwrite them
+        tile_sync<T>(group);  // every row is in registers before the columns overwrite them
         const bool live = pass == 0 ? lane >= first_row && lane < rows
                                     : pass == 3 ? lane < sink.geo.out_tile_width() : true;
         if (live) fft_in_registers<T, false>(v);
@@ -88,7 +88,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, const image_
         }
         write_column<T>(z, lane, v);
         if (pass == 1) times_conj_filter<T>(z, lane, w);
-        __syncthreads();
+        tile_sync<T>(group);
     }
     return true;
 }
@@ -102,10 +102,10 @@ constexpr int depthwise_min_blocks(int tile_extent) { return tile_extent == 64 ?
 // depthwise_pair for one tile (the rare path of non-finite inputs): not
 // inlined, so that the kernel's registers stay those of the common path.
 template <int T, class Geometry>
-__device__ __noinline__ void depthwise_alone(float2* z, int lane, const image_tiles<Geometry>& source,
+__device__ __noinline__ void depthwise_alone(float2* z, int lane, int group, const image_tiles<Geometry>& source,
                                              std::int64_t input, const float2* w, const output_tiles<Geometry>& sink, std::int64_t tile,
                                              std::int64_t tile_count) {
-    depthwise_pair<T, false>(z, lane, source, input, -1, w, sink, tile, -1, tile_count);
+    depthwise_pair<T, false>(z, lane, group, source, input, -1, w, sink, tile, -1, tile_count);
 }
 
 // Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
@@ -141,13 +141,13 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     const std::int64_t in_a = n0 < tile_count ? input0 : -1, in_b = n0 + 1 < tile_count ? input0 + 1 : -1;
     const float2* w = filter + (n0 < tile_count ? o : 0) * (T * (T / 2 + 1));
 
-    if (depthwise_pair<T, spanning_pairs>(z, lane, source, in_a, in_b, w, sink, n0, n0 + 1, tile_count))
+    if (depthwise_pair<T, spanning_pairs>(z, lane, group, source, in_a, in_b, w, sink, n0, n0 + 1, tile_count))
         return;
     if constexpr (spanning_pairs) {
         // Some loaded value is not finite: each tile alone, in the real part.
-        depthwise_alone<T>(z, lane, source, in_a, w, sink, n0, tile_count);
+        depthwise_alone<T>(z, lane, group, source, in_a, w, sink, n0, tile_count);
         __syncthreads();  // z is read to the end of the first
-        depthwise_alone<T>(z, lane, source, in_b, w, sink, n0 + 1, tile_count);
+        depthwise_alone<T>(z, lane, group, source, in_b, w, sink, n0 + 1, tile_count);
     }
 }
 

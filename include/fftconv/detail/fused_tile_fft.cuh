@@ -220,13 +220,30 @@ __device__ __forceinline__ void write_pair(const float2* z, int lane, const outp
 // Transposing passes, for kernels that run several passes over one FFT body
 // in a loop: thread `lane` reads row `lane` of z (read_row), transforms it,
 // and writes it back as column `lane` (write_column, natural order from the
-// FFT's bit-reversed one; a barrier between, since the column crosses every
+// FFT's bit-reversed one; a tile_sync between, since the column crosses every
 // row). Each pass transposes, so every pass reads rows and writes columns at
 // compile-time offsets, and two passes are a 2D transform in the tile's own
 // orientation. Why one body: fully unrolled, a 64-point FFT is ~1200
 // instructions; the depthwise kernel inlined four of them (150 KB of code)
 // and spent a third of its cycles waiting on instruction fetch
 // (docs/performance.md, v21).
+// A barrier among the threads of one tile (group `group` of the block):
+// within a warp up to T = 32, a named barrier for the two warps of a
+// 64-point tile (barrier 0 is __syncthreads'), so that one tile's passes
+// never wait on another's. Orders shared memory among them like
+// __syncthreads.
+template <int T>
+__device__ __forceinline__ void tile_sync(int group) {
+    static_assert(T <= 32 || (T == 64 && fused_pairs(T) == 2), "a tile is part of a warp, or one of two pairs of warps");
+    if constexpr (T <= 32) {
+        __syncwarp();
+    } else if (group == 0) {  // constant barrier ids: a register id makes ptxas reserve all 16
+        asm volatile("bar.sync 1, 64;" ::: "memory");
+    } else {
+        asm volatile("bar.sync 2, 64;" ::: "memory");
+    }
+}
+
 template <int T>
 __device__ __forceinline__ void read_row(const float2* z, int lane, float2 (&v)[T]) {
     constexpr int pitch = T + 1;
@@ -275,11 +292,12 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
         read_row<T>(z, lane, v);
-        __syncthreads();  // every row is in registers before the columns overwrite them
+        tile_sync<T>(group);  // every row is in registers before the columns overwrite them
         if (pass == 1 || (lane >= first_row && lane < rows)) fft_in_registers<T, false>(v);
         write_column<T>(z, lane, v);
-        __syncthreads();
+        tile_sync<T>(group);
     }
+    __syncthreads();  // the stores below read every tile of the block
 
     // Split the pair and store bin-major; consecutive threads of a bin write
     // consecutive tiles, so each bin's stores from this block are contiguous.
@@ -366,14 +384,14 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
         read_row<T>(z, lane, v);
-        __syncthreads();  // every row is in registers before the columns overwrite them
+        tile_sync<T>(group);  // every row is in registers before the columns overwrite them
         if (pass == 0 || lane < sink.geo.out_tile_width()) fft_in_registers<T, false>(v);
         if (pass == 1) {
             store_output_column<T>(v, lane, sink, n0, n0 + 1, tile_count, -1.0f);
             break;
         }
         write_column<T>(z, lane, v);
-        __syncthreads();
+        tile_sync<T>(group);
     }
 }
 
