@@ -45,7 +45,11 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const flo
     // W[r][lane]: stored for columns 0..T/2; W[r][s] = conj(W[-r][-s]) past them.
     const bool stored = lane < freq_cols;
     const float sign = stored ? 1.0f : -1.0f;
-#pragma unroll 8
+    // W's loads in flight at a time: 16 at T = 64, where the FFT's registers
+    // are free by now (4 round trips to L2 per column, not 8); 8 below (at
+    // T = 32, 16 let the compiler hoist them above the FFT: 165 registers).
+    constexpr int batch = T >= 64 ? 16 : 8;
+#pragma unroll batch
     for (int r = 0; r < T; ++r) {
         const float2 wr = w[stored ? r * freq_cols + lane : ((T - r) % T) * freq_cols + T - lane];
         const float2 zr = z[r * pitch + lane];
