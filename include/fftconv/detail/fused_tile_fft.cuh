@@ -258,6 +258,13 @@ __device__ __forceinline__ void write_column(float2* z, int lane, const float2 (
     for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * pitch + lane] = v[k];
 }
 
+// The unroll factor of forward_tiles' and inverse_tiles' loops of `passes`
+// transposing passes: 1 at T = 64 (one FFT body: the inlined 64-point bodies
+// overflowed the instruction cache), all of them below, where the unrolled
+// code fits and the loop ran the T = 32 kernels ~4% slower
+// (docs/performance.md, v21).
+__host__ __device__ constexpr int pass_unroll(int tile_extent, int passes) { return tile_extent >= 64 ? 1 : passes; }
+
 // The first row either of a pair's windows holds (an empty window holds none).
 __device__ __forceinline__ int first_window_row(const tile_window& wa, const tile_window& wb) {
     return wa.rows == 0 ? wb.row_begin : wb.rows == 0 ? wa.row_begin : min(wa.row_begin, wb.row_begin);
@@ -288,7 +295,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     // Rows, then columns: two transposing passes over one FFT body. Rows
     // outside both windows are zero, and so is their FFT.
     const int rows = max(wa.rows, wb.rows), first_row = first_window_row(wa, wb);
-#pragma unroll 1
+#pragma unroll pass_unroll(T, 2)
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
         read_row<T>(z, lane, v);
@@ -380,7 +387,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     // the way out.
     float2* z = shared + group * T * pitch;
     const std::int64_t n0 = block_first + 2 * group;
-#pragma unroll 1
+#pragma unroll pass_unroll(T, 2)
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
         read_row<T>(z, lane, v);
