@@ -132,7 +132,7 @@ struct output_tiles {
 template <int T>
 __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data_a, const tile_window& wa,
                                           const float* data_b, const tile_window& wb, float scale) {
-    constexpr int pitch = T + 1, chunk = T >= 64 ? 32 : 16;
+    constexpr int pitch = T + 1, chunk = 16;
     bool finite = true;
 #pragma unroll 1
     for (int base = 0; base < T; base += chunk) {
