@@ -43,14 +43,11 @@ constexpr problem data_gradient_problem(const problem& p) {
     return q;
 }
 
-// The filter gradient's blocks of dy: at most tile + 1 - K outputs per axis
-// (a block's window of x, block + K - 1, fits the fused tile: 64, or 32
-// where filter_gradient_gemm.cu chooses it), where that is at least
-// min_block (kernels up to 40 on 64 points), shared evenly by as many blocks
-// as that takes (56 outputs at K = 31: two blocks of 28, not 34 and 22 — a
-// dy block of 32 rows or fewer is one warp's rows in the transforms). Larger
-// kernels, or outputs already that small, take the whole axis in one block
-// (one tile over the image: slow, but the tile could not hold a useful block).
+// The filter gradient's blocks of dy: block + K - 1 = the fused tile (64,
+// or 32 where filter_gradient_gemm.cu chooses it) per axis, for blocks of at
+// least min_block outputs (kernels up to 40 on 64 points); larger kernels,
+// or outputs already that small, take the whole axis in one block (one tile
+// over the image: slow, but the tile could not hold a useful block).
 inline constexpr std::int64_t gradient_tile = 64, min_block = 25;
 inline constexpr std::int64_t max_blocked_kernel = gradient_tile + 1 - min_block;  // 40
 
@@ -61,10 +58,7 @@ struct filter_blocks {
 
 constexpr filter_blocks filter_blocks_of(const problem& p, std::int64_t tile = gradient_tile) {
     const auto block = [tile](std::int64_t out, std::int64_t kernel) {
-        const std::int64_t largest = tile + 1 - kernel;
-        if (largest < min_block || out <= largest) return out;
-        const std::int64_t blocks = (out + largest - 1) / largest;
-        return (out + blocks - 1) / blocks;
+        return std::min(tile + 1 - kernel >= min_block ? tile + 1 - kernel : out, out);
     };
     const std::int64_t rows = block(p.out_height(), p.kernel.height), cols = block(p.out_width(), p.kernel.width);
     return {rows, cols, (p.out_height() + rows - 1) / rows, (p.out_width() + cols - 1) / cols};

@@ -126,10 +126,6 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
                 CHECK((tl.tiles_high - 1) * to < p.out_height());
                 CHECK(tl.tiles_wide * to >= p.out_width());
                 CHECK((tl.tiles_wide - 1) * to < p.out_width());
-                // The columns are shared evenly: no tile computes more than To, and none is empty.
-                CHECK(tl.tile_cols <= to);
-                CHECK(tl.tiles_wide * tl.tile_cols >= p.out_width());
-                CHECK((tl.tiles_wide - 1) * tl.tile_cols < p.out_width());
                 CHECK(tl.tiles_per_image == tl.tiles_high * tl.tiles_wide);
                 // Fused tiles pair (n, n + 1): every image has an even number of slots.
                 CHECK(tl.tile_slots == (tl.geometry.fused() && tl.tiles_per_image % 2 == 1 ? tl.tiles_per_image + 1

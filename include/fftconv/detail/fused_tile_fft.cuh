@@ -47,8 +47,7 @@ constexpr std::size_t fused_shared_bytes(int tile_extent) {
 }
 
 // Input tile n = (channel * batch + b) * tile_slots + tile: the window of x
-// that the tile's outputs see (tile_cols of them per row of tiles,
-// workspace_layout.hpp); slots past tiles_per_image are empty. The
+// that the tile's outputs see; slots past tiles_per_image are empty. The
 // output row 0 of the pass reads input row first_row (its first output row
 // minus the top padding: negative where the window hangs over the zero
 // padding), output column 0 input column first_col (minus the left padding).
@@ -57,7 +56,7 @@ struct image_tiles {
     Geometry geo;
     const float* x;
     tensor_strides strides;
-    std::int64_t batch, height, width, tiles_wide, tile_cols, tiles_per_image, tile_slots;
+    std::int64_t batch, height, width, tiles_wide, tiles_per_image, tile_slots;
     std::int64_t first_row, first_col;
     static constexpr float scale = 1.0f;
 
@@ -66,7 +65,7 @@ struct image_tiles {
         if (tile >= tiles_per_image) return tile_window{};
         const std::int64_t b = image % batch, c = image / batch;
         const std::int64_t y0 = first_row + (tile / tiles_wide) * geo.out_tile_height();
-        const std::int64_t x0 = first_col + (tile % tiles_wide) * tile_cols;
+        const std::int64_t x0 = first_col + (tile % tiles_wide) * geo.out_tile_width();
         const int t = geo.tile_extent();
         return {b * strides.batch + c * strides.channel + y0 * strides.row + x0,
                 window_begin(y0, t), window_end(y0, height, t),
@@ -95,8 +94,7 @@ struct filter_tiles {
 };
 
 // Output tile n = (out_channel * batch + b) * tile_slots + tile: its first
-// out_tile_height x tile_cols outputs (no circular wrap reached them),
-// clipped to y, plus the
+// To x To outputs (the ones no circular wrap reached), clipped to y, plus the
 // output channel's bias (when there is one); slots past tiles_per_image write
 // nothing.
 template <class Geometry>
@@ -104,7 +102,7 @@ struct output_tiles {
     Geometry geo;
     float* y;
     tensor_strides strides;
-    std::int64_t batch, out_height, out_width, tiles_wide, tile_cols, tiles_per_image, tile_slots;
+    std::int64_t batch, out_height, out_width, tiles_wide, tiles_per_image, tile_slots;
     const float* bias;  // the pass's output channels' (null: none)
 
     __device__ float bias_of(std::int64_t n) const { return bias == nullptr ? 0.0f : bias[n / tile_slots / batch]; }
@@ -113,11 +111,11 @@ struct output_tiles {
         const std::int64_t tile = n % tile_slots, image = n / tile_slots;
         if (tile >= tiles_per_image) return tile_window{};
         const std::int64_t b = image % batch, o = image / batch;
-        const int rows = geo.out_tile_height();
-        const std::int64_t y0 = (tile / tiles_wide) * rows, x0 = (tile % tiles_wide) * tile_cols;
+        const int rows = geo.out_tile_height(), cols = geo.out_tile_width();
+        const std::int64_t y0 = (tile / tiles_wide) * rows, x0 = (tile % tiles_wide) * cols;
         return {b * strides.batch + o * strides.channel + y0 * strides.row + x0,
                 0, clip(rows, out_height - y0),
-                0, clip(int(tile_cols), out_width - x0), strides.row};
+                0, clip(cols, out_width - x0), strides.row};
     }
 };
 
@@ -196,7 +194,7 @@ __device__ __forceinline__ void store_output_column(const float2 (&v)[T], int la
                                                     std::int64_t real_tile, std::int64_t imag_tile,
                                                     std::int64_t tile_count, float imag_sign) {
     const bool real = real_tile >= 0 && real_tile < tile_count, imag = imag_tile >= 0 && imag_tile < tile_count;
-    if (lane >= sink.tile_cols || !(real || imag)) return;
+    if (lane >= sink.geo.out_tile_width() || !(real || imag)) return;
     const tile_window wa = real ? sink.window(real_tile) : tile_window{};
     const tile_window wb = imag ? sink.window(imag_tile) : tile_window{};
     const float bias_a = real ? sink.bias_of(real_tile) : 0.0f, bias_b = imag ? sink.bias_of(imag_tile) : 0.0f;
@@ -213,7 +211,7 @@ template <int T, class Geometry>
 __device__ __forceinline__ void write_pair(const float2* z, int lane, const output_tiles<Geometry>& sink,
                                            std::int64_t real_tile, std::int64_t imag_tile, std::int64_t tile_count) {
     const bool real = real_tile >= 0 && real_tile < tile_count, imag = imag_tile >= 0 && imag_tile < tile_count;
-    if (lane >= sink.tile_cols || !(real || imag)) return;
+    if (lane >= sink.geo.out_tile_width() || !(real || imag)) return;
     float2 v[T];
     transform_column<T, true>(z, lane, v);
     store_output_column<T>(v, lane, sink, real_tile, imag_tile, tile_count, 1.0f);
@@ -329,7 +327,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     }
 }
 
-// spectrum[bin * bin_stride + n] -> the valid outputs of real tile n, written
+// spectrum[bin * bin_stride + n] -> the valid To x To of real tile n, written
 // into y, for tiles n in [first_tile, tile_count) (first_tile even), from
 // pair `first_pair` of that range on.
 template <class Geometry>
@@ -383,7 +381,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     }
     __syncthreads();
 
-    // Rows (all of them), then only the first tile_cols columns, whose first To
+    // Rows (all of them), then only the first To columns, whose first To
     // rows are the outputs, straight to y: two transposing passes over one
     // FFT body; the result is conj(a + i b), its imaginary part negated on
     // the way out.
@@ -394,7 +392,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
         float2 v[T];
         read_row<T>(z, lane, v);
         tile_sync<T>(group);  // every row is in registers before the columns overwrite them
-        if (pass == 0 || lane < sink.tile_cols) fft_in_registers<T, false>(v);
+        if (pass == 0 || lane < sink.geo.out_tile_width()) fft_in_registers<T, false>(v);
         if (pass == 1) {
             store_output_column<T>(v, lane, sink, n0, n0 + 1, tile_count, -1.0f);
             break;

@@ -57,12 +57,6 @@ struct workspace_layout {
     bool holds_filter;             // the workspace holds a filter spectrum (no filter_spectrum object given)
     std::int64_t tiles_high;       // tiles per image along the height
     std::int64_t tiles_wide;       // tiles per image along the width
-    // Output columns per tile: the width shared evenly by the row of tiles
-    // (tiles_wide is the geometry's count; tile_cols <= out_tile_width). A
-    // fused tile's last pass transforms one column per output column, so
-    // 34 columns (K = 31 on 64 points) take two warps where the 28 of a
-    // balanced 56 take one (docs/performance.md, v22).
-    std::int64_t tile_cols;
     std::int64_t tiles_per_image;
     // Rows each image takes in the spectra: tiles_per_image, rounded up to
     // even on the fused path, whose transforms pair tiles (n, n + 1) — so a
@@ -116,7 +110,6 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.holds_filter = holds_filter;
     t.tiles_high = ceil_div(p.out_height(), g.out_tile_height());
     t.tiles_wide = ceil_div(p.out_width(), g.out_tile_width());
-    t.tile_cols = ceil_div(p.out_width(), t.tiles_wide);
     t.tiles_per_image = t.tiles_high * t.tiles_wide;
     // Fused transforms pair tiles n, n + 1 (n even) in one complex transform.
     // A pair must not span two images (a NaN in one would reach the other),
