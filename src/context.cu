@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "direct_depthwise.hpp"
 #include "dispatch_table.hpp"
 #include "fftconv/context.hpp"
 #include "fftconv/detail/pipeline.cuh"
@@ -80,10 +81,12 @@ detail::route route_of(const detail::engine& e, const problem& p) {
     return detail::find_route(e.registered, p, e.forced_tile_extent);
 }
 
-// Runs the call on its route: the specialization's pipeline, or the generic one.
+// Runs the call on its route: the direct kernel (unless given a filter
+// spectrum), the specialization's pipeline, or the generic one.
 void run(detail::engine& e, const detail::route& r, const problem& p, const float* x,
          const detail::filter_input& filter, const float* bias, float* y) {
-    if (r.entry != nullptr) r.entry->run(e, p, x, filter, bias, y);
+    if (r.decision.path == path_kind::direct && filter.w != nullptr) detail::direct_depthwise(e, p, x, filter.w, bias, y);
+    else if (r.entry != nullptr) r.entry->run(e, p, x, filter, bias, y);
     else detail::run_pipeline(e, p, r.decision.geometry, x, filter, bias, y);
 }
 

@@ -12,6 +12,7 @@ const char* to_string(path_kind k) noexcept {
         case path_kind::compiled: return "compiled";
         case path_kind::registered: return "registered";
         case path_kind::generic: return "generic";
+        case path_kind::direct: return "direct";
     }
     return "unknown";
 }

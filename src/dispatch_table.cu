@@ -7,8 +7,10 @@
 #include <utility>
 
 #include "dispatch_table.hpp"
+#include "direct_depthwise.hpp"
 #include "fftconv/compiled_configs.hpp"
 #include "fftconv/detail/check.hpp"
+#include "tile_heuristic.hpp"
 
 namespace fftconv::detail {
 namespace {
@@ -44,7 +46,10 @@ route find_route(std::span<const specialization> registered, const problem& p, i
         if (matches(it->config, p)) return {&*it, decision(path_kind::registered, p, it->config.tile_extent)};
     for (const specialization& s : table)
         if (matches(s.config, p)) return {&s, decision(path_kind::compiled, p, s.config.tile_extent)};
-    return {nullptr, decision(path_kind::generic, p, choose_tile_extent(p))};
+    const int tile_extent = choose_tile_extent(p);
+    if (fits_direct_depthwise(p) && direct_depthwise_seconds(p) < estimated_seconds(p, tile_extent))
+        return {nullptr, decision(path_kind::direct, p, tile_extent)};
+    return {nullptr, decision(path_kind::generic, p, tile_extent)};
 }
 
 }  // namespace fftconv::detail

@@ -19,14 +19,20 @@
 //
 // Depthwise problems on a fused extent run one kernel per tile pair
 // (fused_depthwise.cuh), bound by its FFT arithmetic and shared-memory
-// traffic: H200 runs took 67 ns per 64 x 64 pair (64 x 128 x 56^2, K = 31:
-// 16384 pairs in 1.10 ms), so a pair costs T^2 log2(T) x 2.7 ps.
+// traffic: H200 runs at 039f5b6 took 32 ns per 64 x 64 pair (64 x 128 x 56^2,
+// K = 31: 16384 pairs in 0.526 ms) and 1.78 ns per 16 x 16 pair (64 x 1024
+// x 7^2, K = 13: 131072 pairs in 0.233 ms), so a pair costs T^2 log2(T) x
+// 1.3 to 1.7 ps: 1.5 here. (Before the transforms ran as passes over one FFT
+// body, docs/performance.md v21, it was 2.7.) The dispatch weighs this
+// against the direct depthwise kernel (src/direct_depthwise.cu).
 // Each path adds launch_seconds per kernel it launches (small problems are
 // all launch).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include "tile_heuristic.hpp"
 
 #include "fftconv/detail/workspace_layout.hpp"
 #include "fftconv/dispatch.hpp"
@@ -37,7 +43,7 @@ namespace {
 constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
-constexpr double fused_pair_seconds_per_point = 2.7e-12;  // per T^2 log2(T)
+constexpr double fused_pair_seconds_per_point = 1.5e-12;  // per T^2 log2(T)
 constexpr double launch_seconds = 3e-6;
 
 // Every extent 2^a 3^b 5^c 7^d in [lo, hi] (unordered): a few hundred below
@@ -58,7 +64,9 @@ std::int64_t next_friendly(std::int64_t n) {
     return *std::min_element(all.begin(), all.end());
 }
 
-double estimated_seconds(const problem& p, int tile_extent) {
+}  // namespace
+
+double detail::estimated_seconds(const problem& p, int tile_extent) {
     const detail::workspace_layout t = detail::make_layout(p, tile_extent);
     const double bins = double(t.geometry.freq_bins());
     const double tile = double(t.geometry.tile_elements());
@@ -85,8 +93,6 @@ double estimated_seconds(const problem& p, int tile_extent) {
            (2.0 * 2.0 * (real_bytes + spectrum_bytes) + io_bytes) / cufft_bytes_per_second;
 }
 
-}  // namespace
-
 int choose_tile_extent(const problem& p) {
     validate(p);
     const std::int64_t k = std::max(p.kernel.height, p.kernel.width);  // a tile holds the kernel both ways
@@ -108,7 +114,7 @@ int choose_tile_extent(const problem& p) {
         for (const int t : {16, 32, 64})
             if (t >= k && t > largest) candidates.push_back(t);
     for (const std::int64_t t : candidates) {
-        const double seconds = estimated_seconds(p, int(t));
+        const double seconds = detail::estimated_seconds(p, int(t));
         if (seconds < best_seconds || (seconds == best_seconds && t < best)) {
             best_seconds = seconds;
             best = t;

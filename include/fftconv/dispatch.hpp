@@ -8,7 +8,11 @@
 // such, in table order). A context can add configurations of your own
 // (context::add_specialization, fftconv/specialize.cuh); those are looked up
 // first. Every other valid problem runs the generic path: the same algorithm
-// with runtime geometry and the tile extent choose_tile_extent() picks.
+// with runtime geometry and the tile extent choose_tile_extent() picks —
+// except a depthwise problem whose transforms would cost more than summing
+// the products directly (small images, small kernels: the cost models of
+// src/tile_heuristic.cpp and src/direct_depthwise.cu decide), which runs
+// the direct path.
 #pragma once
 
 #include <span>
@@ -23,15 +27,19 @@ enum class path_kind {
     compiled,    // a configuration compiled into the library
     registered,  // a configuration of the caller's, added to the context
     generic,     // the FFT pipeline with runtime geometry
+    direct,      // depthwise, no transforms: each output a sum of products (a call given a
+                 // filter spectrum still runs the FFT pipeline, with `geometry`)
 };
 
-// "compiled", "registered", "generic"
+// "compiled", "registered", "generic", "direct"
 const char* to_string(path_kind k) noexcept;
 
 struct dispatch_decision {
     path_kind path = path_kind::generic;
     // The extents the call runs with: the problem's kernel extent and
-    // channels, and the configuration's or the generic path's tile extent.
+    // channels, and the configuration's or the generic path's tile extent
+    // (on the direct path: the tile extent of the FFT pipeline it beat, which
+    // transform_filter's spectra are made for).
     tile_geometry<> geometry{};
 
     friend constexpr bool operator==(const dispatch_decision&, const dispatch_decision&) = default;
@@ -48,9 +56,10 @@ constexpr bool matches(const tile_config& c, const problem& p) {
            p.out_channels == c.channels;
 }
 
-// Validates `p`, then picks its path among the compiled configurations and
-// the generic path. forced_tile_extent > 0 skips the table and runs the
-// generic path with that tile extent (the kernel's larger extent <= t <= 65536).
+// Validates `p`, then picks its path among the compiled configurations, the
+// generic path and the direct one. forced_tile_extent > 0 skips the table and
+// the direct path and runs the generic path with that tile extent (the
+// kernel's larger extent <= t <= 65536).
 dispatch_decision choose_dispatch(const problem& p, int forced_tile_extent = 0);
 
 // The generic path's tile extent for `p` (validated): the cuFFT-friendly

@@ -1,8 +1,9 @@
 // The whole operator against float64: padding (none, 'same', more than the
 // kernel), groups (1, 2, 4, depthwise, channel multiplier 2), bias on and
-// off, odd image sizes, batch 1..8, on every transform path (fused T = 16, 32,
-// 64 and cuFFT), compiled configurations with padding and bias, passes under
-// a workspace limit, and filter reuse. Normal and positive inputs each time.
+// off, odd image sizes, batch 1..8, on every path (fused T = 16, 32, 64,
+// cuFFT, and the direct depthwise kernel the dispatch picks for small
+// planes), compiled configurations with padding and bias, passes under a
+// workspace limit, and filter reuse. Normal and positive inputs each time.
 #include "doctest.hpp"
 
 #include <algorithm>
@@ -45,6 +46,31 @@ TEST_CASE("padding, groups and bias on every transform path") {
             for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
         }
     }
+}
+
+TEST_CASE("the direct depthwise path: chosen for small planes, right for every operator variant") {
+    // Each of these the dispatch sends to the direct kernel (its cost model
+    // beats the transforms'); a filter spectrum still runs the FFT pipeline.
+    context ctx;
+    std::uint64_t seed = 1300;
+    for (const problem& p : {
+             make(2, 64, 64, 7, 7, 13, same_padding(13), 64),    // RepLKNet's 7 x 7 stage
+             make(3, 32, 64, 14, 14, 7, same_padding(7), 32),    // channel multiplier 2
+             make(1, 16, 16, 9, 13, {5, 3}, {2, 1}, 16),         // rectangular kernel, padding per axis
+             make(2, 24, 24, 11, 10, 6, same_padding(6), 24),    // even K
+             make(4, 8, 8, 5, 5, 3, 0, 8),                       // no padding
+             make(1, 8, 8, 30, 23, 3, 1, 8),                     // rows not a multiple of a thread's 8
+             make(2, 16, 16, 20, 20, 21, same_padding(21), 16),  // K = 21: 441 products per output
+             make(2, 2, 2, 1, 1, 1, 0, 2),                       // 1 x 1 everything
+         }) {
+        CAPTURE(to_string(p));
+        REQUIRE(ctx.plan(p).path == path_kind::direct);
+        for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
+        check_both_kinds(ctx, p, true, true, seed += 2);  // through a filter spectrum: the FFT pipeline
+    }
+    // A forced tile extent is the FFT pipeline's.
+    ctx.force_tile_extent(16);
+    CHECK(ctx.plan(make(2, 64, 64, 7, 7, 13, same_padding(13), 64)).path == path_kind::generic);
 }
 
 TEST_CASE("outputs that see only padding are exactly the bias, also beside many large positive sums") {

@@ -212,7 +212,8 @@ TEST_CASE("a NaN or Inf in x stays in its sample and in the tiles that read it")
 
 TEST_CASE("depthwise: a NaN or Inf in x stays in its own channel and sample, also where tile pairs span samples") {
     // One 14 x 14 output tile per image at T = 32 and 64: the fused depthwise
-    // kernel pairs sample b with sample b + 1 of the same channel.
+    // kernel pairs sample b with sample b + 1 of the same channel. The
+    // dispatch's own choice is the direct path (src/direct_depthwise.cu).
     const problem p{.batch = 4, .in_channels = 4, .out_channels = 4, .height = 14, .width = 14, .kernel = 13,
                     .padding = 6, .groups = 4};
     const std::int64_t plane = p.out_height() * p.out_width();
@@ -223,6 +224,7 @@ TEST_CASE("depthwise: a NaN or Inf in x stays in its own channel and sample, als
             ctx.force_tile_extent(forced);
             CAPTURE(forced);
             CAPTURE(bad);
+            CHECK((ctx.plan(p).path == path_kind::direct) == (forced == 0));
             auto [x, w, y] = testing::make_conv_tensors(p, 81);
             auto exact = reference::make_device_array<double>(p.output_elements());
             FFTCONV_CUDA_TRY(cudaMemcpy(x.data() + ((bad_b * p.in_channels + bad_c) * p.height + row) * p.width + col,

@@ -137,3 +137,23 @@ TEST_CASE("dispatch validates the problem first") {
                          doctest::Contains("problem.kernel.height = 5 exceeds the padded height 4"),
                          error);
 }
+
+TEST_CASE("small depthwise problems take the direct path; large ones, dense ones and forced tiles the FFT") {
+    auto depthwise = [](std::int64_t batch, std::int64_t channels, std::int64_t size, std::int64_t k) {
+        return problem{.batch = batch, .in_channels = channels, .out_channels = channels, .height = size,
+                       .width = size, .kernel = k, .padding = k / 2, .groups = channels};
+    };
+    const problem small = depthwise(64, 1024, 7, 13);  // 7 x 7 outputs: a 16-point tile is mostly padding
+    const dispatch_decision d = choose_dispatch(small);
+    CHECK(d.path == path_kind::direct);
+    CHECK(d.geometry.tile_extent() == choose_tile_extent(small));  // the FFT pipeline's, for filter spectra
+    CHECK(std::string(to_string(d.path)) == "direct");
+    CHECK(choose_dispatch(depthwise(64, 128, 56, 3)).path == path_kind::direct);
+    CHECK(choose_dispatch(depthwise(64, 128, 56, 31)).path == path_kind::generic);  // 961 products an output
+    CHECK(choose_dispatch(depthwise(8, 64, 256, 3)).path == path_kind::generic);   // a plane past shared memory
+    CHECK(choose_dispatch(small, 16).path == path_kind::generic);
+    problem dense = small;
+    dense.groups = 1;
+    dense.in_channels = dense.out_channels = 8;
+    CHECK(choose_dispatch(dense).path == path_kind::generic);
+}

@@ -1,0 +1,175 @@
+// src/direct_depthwise.cu — see direct_depthwise.hpp.
+//
+// A block stages planes_per_block output planes' inputs in shared memory
+// (each input plane with its zero padding, and the output channel's filter),
+// then each thread computes a column of rows_per_thread outputs of one plane:
+// for each filter column v it slides a window of rows_per_thread input values
+// down the filter rows u, so that one shared-memory load of x and one
+// (broadcast) load of w feed rows_per_thread multiply-adds. Consecutive
+// threads take consecutive output columns: their loads of x hit consecutive
+// banks.
+//
+// Accuracy: each output is a float sum per filter column (at most
+// max_direct_kernel products), and those sums are added in float (at most
+// max_direct_kernel of them): the rounding of a two-level sum, not of one
+// chain of Kh x Kw terms (which for K = 27 on random-normal inputs would
+// already come close to the 5e-7 relative L2 bar).
+#include "direct_depthwise.hpp"
+
+#include <algorithm>
+
+#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
+
+namespace fftconv::detail {
+
+namespace {
+
+constexpr int threads = 128, rows_per_thread = 8;
+constexpr std::size_t shared_budget = 64 * 1024;  // 3 blocks per SM on the H200
+
+// Cost model (direct_depthwise_seconds). Per 8 multiply-adds a thread loads
+// two floats from shared memory (and 7 more per filter column to start its
+// window): about 27 T multiply-adds per second if the load/store unit ran
+// flat out on the H200 (132 SMs x 32 lanes x 1.98 GHz x 8 / 2.5); we assume
+// 60% of that. The staging reads x and writes y once, at copy bandwidth.
+constexpr double multiply_adds_per_second = 16e12;
+constexpr double bytes_per_second = 3e12;
+constexpr double launch_seconds = 3e-6;
+
+struct direct_geometry {
+    std::int64_t planes;  // batch x out_channels: plane n = b * out_channels + o
+    std::int64_t in_channels, out_channels, multiplier;
+    int height, width, out_height, out_width, kernel_height, kernel_width, pad_top, pad_left;
+    int row_blocks;                 // ceil(out_height / rows_per_thread)
+    int staged_rows, staged_cols;   // a staged plane: its padded input, rows past it zero
+    int planes_per_block;
+
+    __host__ __device__ int tasks_per_plane() const { return row_blocks * out_width; }
+    __host__ __device__ int plane_floats() const { return staged_rows * staged_cols; }
+    __host__ __device__ int taps() const { return kernel_height * kernel_width; }
+    std::size_t shared_bytes(int planes) const {
+        return sizeof(float) * std::size_t(planes) * std::size_t(plane_floats() + taps());
+    }
+};
+
+direct_geometry geometry_of(const problem& p) {
+    direct_geometry g{};
+    g.planes = p.batch * p.out_channels;
+    g.in_channels = p.in_channels;
+    g.out_channels = p.out_channels;
+    g.multiplier = p.out_channels / p.in_channels;
+    g.height = int(p.height);
+    g.width = int(p.width);
+    g.out_height = int(p.out_height());
+    g.out_width = int(p.out_width());
+    g.kernel_height = int(p.kernel.height);
+    g.kernel_width = int(p.kernel.width);
+    g.pad_top = int(p.padding.height);
+    g.pad_left = int(p.padding.width);
+    g.row_blocks = int(ceil_div(p.out_height(), rows_per_thread));
+    g.staged_rows = g.row_blocks * rows_per_thread + g.kernel_height - 1;
+    g.staged_cols = g.out_width + g.kernel_width - 1;
+    // Enough planes to give every thread a column, as shared memory allows.
+    const int wanted = int(ceil_div(threads, g.tasks_per_plane()));
+    const int room = int(shared_budget / g.shared_bytes(1));
+    g.planes_per_block = int(std::max<std::int64_t>(1, std::min<std::int64_t>({wanted, room, g.planes})));
+    return g;
+}
+
+__global__ void __launch_bounds__(threads)
+    direct_depthwise_planes(direct_geometry g, const float* __restrict__ x, const float* __restrict__ w,
+                            const float* __restrict__ bias, float* __restrict__ y, std::int64_t first_plane) {
+    extern __shared__ float shared[];
+    const int plane_floats = g.plane_floats(), taps = g.taps(), tasks = g.tasks_per_plane();
+    float* planes = shared;
+    float* filters = shared + g.planes_per_block * plane_floats;
+    const std::int64_t plane0 = first_plane + std::int64_t(blockIdx.x) * g.planes_per_block;
+    const int count = int(min(std::int64_t(g.planes_per_block), g.planes - plane0));
+
+    // Stage the planes: input row r - pad_top, column c - pad_left of the
+    // output channel's input channel, zero outside the image.
+    for (int i = threadIdx.x; i < count * plane_floats; i += threads) {
+        const int p = i / plane_floats, r = i % plane_floats / g.staged_cols, c = i % g.staged_cols;
+        const std::int64_t n = plane0 + p, b = n / g.out_channels, o = n % g.out_channels;
+        const int row = r - g.pad_top, col = c - g.pad_left;
+        planes[i] = row >= 0 && row < g.height && col >= 0 && col < g.width
+                        ? x[((b * g.in_channels + o / g.multiplier) * g.height + row) * std::int64_t(g.width) + col]
+                        : 0.0f;
+    }
+    for (int i = threadIdx.x; i < count * taps; i += threads)
+        filters[i] = w[(plane0 + i / taps) % g.out_channels * taps + i % taps];
+    __syncthreads();
+
+    for (int t = threadIdx.x; t < count * tasks; t += threads) {
+        const int p = t / tasks, first_row = t % tasks / g.out_width * rows_per_thread, col = t % g.out_width;
+        const float* xs = planes + p * plane_floats + first_row * g.staged_cols + col;
+        const float* ws = filters + p * taps;
+        float sum[rows_per_thread];
+#pragma unroll
+        for (int r = 0; r < rows_per_thread; ++r) sum[r] = 0.0f;
+        for (int v = 0; v < g.kernel_width; ++v) {
+            // window[r] = staged row first_row + r + u, column col + v, as u runs down the filter.
+            float window[rows_per_thread], column[rows_per_thread];
+#pragma unroll
+            for (int r = 1; r < rows_per_thread; ++r) window[r] = xs[(r - 1) * g.staged_cols + v];
+#pragma unroll
+            for (int r = 0; r < rows_per_thread; ++r) column[r] = 0.0f;
+#pragma unroll rows_per_thread
+            for (int u = 0; u < g.kernel_height; ++u) {
+                const float tap = ws[u * g.kernel_width + v];
+#pragma unroll
+                for (int r = 0; r + 1 < rows_per_thread; ++r) window[r] = window[r + 1];
+                window[rows_per_thread - 1] = xs[(u + rows_per_thread - 1) * g.staged_cols + v];
+#pragma unroll
+                for (int r = 0; r < rows_per_thread; ++r) column[r] = fmaf(window[r], tap, column[r]);
+            }
+#pragma unroll
+            for (int r = 0; r < rows_per_thread; ++r) sum[r] += column[r];
+        }
+        const std::int64_t n = plane0 + p;
+        const float b = bias == nullptr ? 0.0f : bias[n % g.out_channels];
+        float* out = y + n * g.out_height * std::int64_t(g.out_width) + col;
+#pragma unroll
+        for (int r = 0; r < rows_per_thread; ++r)
+            if (first_row + r < g.out_height) out[std::int64_t(first_row + r) * g.out_width] = sum[r] + b;
+    }
+}
+
+}  // namespace
+
+bool fits_direct_depthwise(const problem& p) {
+    if (p.groups <= 1 || p.group_in_channels() != 1) return false;
+    if (p.kernel.height > max_direct_kernel || p.kernel.width > max_direct_kernel) return false;
+    // Extents that ints hold (a plane that fits is far smaller).
+    if (p.height > 65536 || p.width > 65536 || p.out_height() > 65536 || p.out_width() > 65536) return false;
+    return geometry_of(p).shared_bytes(1) <= shared_budget;
+}
+
+double direct_depthwise_seconds(const problem& p) {
+    const direct_geometry g = geometry_of(p);
+    const double multiply_adds =
+        double(g.planes) * double(g.row_blocks * rows_per_thread) * double(g.out_width) * double(g.taps());
+    const double bytes = 4.0 * double(p.input_elements() + p.output_elements());
+    return launch_seconds + multiply_adds / multiply_adds_per_second + bytes / bytes_per_second;
+}
+
+void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
+    const direct_geometry g = geometry_of(p);
+    const std::size_t shared = g.shared_bytes(g.planes_per_block);
+    if (shared > 48 * 1024)
+        FFTCONV_CUDA_TRY(cudaFuncSetAttribute(direct_depthwise_planes, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              int(shared)));
+    e.log_launch(reinterpret_cast<const void*>(direct_depthwise_planes));
+    // A grid's x extent stays below 2^31 - 1: more planes take more launches.
+    constexpr std::int64_t max_blocks = std::int64_t{1} << 30;
+    const std::int64_t blocks = ceil_div(g.planes, g.planes_per_block);
+    for (std::int64_t first = 0; first < blocks; first += max_blocks) {
+        const auto launch = unsigned(std::min(max_blocks, blocks - first));
+        direct_depthwise_planes<<<launch, threads, shared, e.stream()>>>(g, x, w, bias, y,
+                                                                        first * g.planes_per_block);
+        FFTCONV_CHECK_LAUNCH();
+    }
+}
+
+}  // namespace fftconv::detail

@@ -1,0 +1,32 @@
+// src/direct_depthwise.hpp — depthwise convolution without transforms, for
+// the problems where the FFT path's tiles would be mostly padding: small
+// images and small kernels (the 7 x 7 K = 13 stage of a RepLKNet, K <= 7 of
+// ConvNeXt and MobileNet blocks). The dispatch (src/dispatch_table.cu)
+// takes it when it fits and its cost model beats the FFT path's
+// (src/tile_heuristic.cpp); the plan says so (path_kind::direct).
+#pragma once
+
+#include <cstdint>
+
+#include "fftconv/detail/engine.hpp"
+#include "fftconv/problem.hpp"
+
+namespace fftconv::detail {
+
+// Whether the direct kernel takes `p`: depthwise (one input channel per
+// group), kernels up to max_direct_kernel per axis (its float sums: one per
+// kernel row, then one over the rows), and one padded input plane plus its
+// filter within the block's shared memory.
+bool fits_direct_depthwise(const problem& p);
+
+// The direct kernel's predicted time for `p` (fits_direct_depthwise), for the
+// dispatch to weigh against the FFT path's (tile_heuristic.hpp).
+double direct_depthwise_seconds(const problem& p);
+
+// y = conv2d(x, w, bias) for a problem that fits; bias may be null. Needs no
+// workspace; runs on e.stream().
+void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y);
+
+inline constexpr std::int64_t max_direct_kernel = 64;
+
+}  // namespace fftconv::detail
