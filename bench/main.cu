@@ -94,7 +94,9 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
     ctx.force_tile_extent(forced_tile);
     const dispatch_decision d = ctx.plan(p);
     if (decision != nullptr) *decision = d;
-    r.detail = std::string(to_string(d.path)) + " T=" + std::to_string(d.geometry.tile_extent());
+    r.detail = d.path == path_kind::direct && !o.reuse_filter
+                   ? std::string("direct")
+                   : std::string(to_string(d.path)) + " T=" + std::to_string(d.geometry.tile_extent());
     r.workspace_bytes = ctx.workspace_size(p);
 
     reference::fill_nan(y, p.output_elements(), stream);

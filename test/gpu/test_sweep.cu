@@ -77,18 +77,19 @@ operator_draw draw_operator(extent_draws& draw) {
 
 // What a sweep over operator problems covered.
 struct operator_coverage {
-    int grouped = 0, depthwise = 0, padded = 0, rectangular = 0, biased = 0;
-    void add(const operator_draw& d) {
+    int grouped = 0, depthwise = 0, direct = 0, padded = 0, rectangular = 0, biased = 0;
+    void add(const operator_draw& d, path_kind path = path_kind::generic) {  // gradients: always the transforms
         const problem& p = d.p;
         depthwise += p.groups > 1 && p.group_in_channels() == 1;
+        direct += path == path_kind::direct;
         grouped += p.groups > 1;
         padded += p.padding != extent2d{0};
         rectangular += p.kernel.height != p.kernel.width;
         biased += d.with_bias;
     }
     void print() const {
-        std::printf("%d grouped (%d depthwise), %d padded, %d rectangular, %d with bias\n", grouped, depthwise, padded,
-                    rectangular, biased);
+        std::printf("%d grouped (%d depthwise, %d on the direct path), %d padded, %d rectangular, %d with bias\n",
+                    grouped, depthwise, direct, padded, rectangular, biased);
     }
 };
 
@@ -135,10 +136,11 @@ TEST_CASE("1000 random problems of the whole operator, both input distributions,
     for (int i = 0; i < count; ++i) {
         const operator_draw d = draw_operator(draw);
         CAPTURE(i);
-        const auto a = testing::check_operator(ctx, d.p, d.with_bias, i % 7 == 0, 9000 + 2 * std::uint64_t(i));
+        const bool reuse = i % 7 == 0;  // through a filter spectrum: always the transforms
+        const auto a = testing::check_operator(ctx, d.p, d.with_bias, reuse, 9000 + 2 * std::uint64_t(i));
         worst_l2 = std::max(worst_l2, a.relative_l2);
         worst_fraction = std::max(worst_fraction, a.worst_fraction);
-        coverage.add(d);
+        coverage.add(d, reuse ? path_kind::generic : ctx.plan(d.p).path);
     }
     std::printf("%d random operator problems x 2 distributions: worst rel_l2=%.3g, worst element %.3f of "
                 "tolerance; ", count, worst_l2, worst_fraction);
