@@ -70,8 +70,10 @@ direct_geometry geometry_of(const problem& p) {
     g.row_blocks = int(ceil_div(p.out_height(), rows_per_thread));
     g.staged_rows = g.row_blocks * rows_per_thread + g.kernel_height - 1;
     g.staged_cols = g.out_width + g.kernel_width - 1;
-    // Enough planes to give every thread a column, as shared memory allows.
-    const int wanted = int(ceil_div(threads, g.tasks_per_plane()));
+    // As many planes as give every thread at most one column (a second
+    // round for a few threads would take as long as the first), as shared
+    // memory allows.
+    const int wanted = std::max(1, threads / g.tasks_per_plane());
     const int room = int(shared_budget / g.shared_bytes(1));
     g.planes_per_block = int(std::max<std::int64_t>(1, std::min<std::int64_t>({wanted, room, g.planes})));
     return g;
@@ -81,24 +83,34 @@ __global__ void __launch_bounds__(threads)
     direct_depthwise_planes(direct_geometry g, const float* __restrict__ x, const float* __restrict__ w,
                             const float* __restrict__ bias, float* __restrict__ y, std::int64_t first_plane) {
     extern __shared__ float shared[];
+    __shared__ std::int64_t input_of[threads], channel_of[threads];  // per staged plane (planes_per_block <= threads)
     const int plane_floats = g.plane_floats(), taps = g.taps(), tasks = g.tasks_per_plane();
     float* planes = shared;
     float* filters = shared + g.planes_per_block * plane_floats;
     const std::int64_t plane0 = first_plane + std::int64_t(blockIdx.x) * g.planes_per_block;
     const int count = int(min(std::int64_t(g.planes_per_block), g.planes - plane0));
 
-    // Stage the planes: input row r - pad_top, column c - pad_left of the
-    // output channel's input channel, zero outside the image.
-    for (int i = threadIdx.x; i < count * plane_floats; i += threads) {
-        const int p = i / plane_floats, r = i % plane_floats / g.staged_cols, c = i % g.staged_cols;
-        const std::int64_t n = plane0 + p, b = n / g.out_channels, o = n % g.out_channels;
-        const int row = r - g.pad_top, col = c - g.pad_left;
-        planes[i] = row >= 0 && row < g.height && col >= 0 && col < g.width
-                        ? x[((b * g.in_channels + o / g.multiplier) * g.height + row) * std::int64_t(g.width) + col]
-                        : 0.0f;
+    // Each plane's 64-bit index arithmetic once (64-bit divisions are long
+    // instruction sequences: per staged element they outweighed the sums).
+    if (threadIdx.x < count) {
+        const std::int64_t n = plane0 + threadIdx.x, b = n / g.out_channels, o = n % g.out_channels;
+        input_of[threadIdx.x] = (b * g.in_channels + o / g.multiplier) * g.height * std::int64_t(g.width);
+        channel_of[threadIdx.x] = o;
     }
-    for (int i = threadIdx.x; i < count * taps; i += threads)
-        filters[i] = w[(plane0 + i / taps) % g.out_channels * taps + i % taps];
+    // Zeros everywhere (the padding, and the rows past it that the last
+    // column of 8 outputs reads), then each plane's image into its place.
+    for (int i = threadIdx.x; i < count * plane_floats; i += threads) planes[i] = 0.0f;
+    __syncthreads();
+    const int pixels = g.height * g.width;  // a staged plane holds the image: far below 2^31
+    for (int p = 0; p < count; ++p) {
+        const float* image = x + input_of[p];
+        float* staged = planes + p * plane_floats + g.pad_top * g.staged_cols + g.pad_left;
+        for (int i = threadIdx.x; i < pixels; i += threads) {
+            const int row = i / g.width;
+            staged[row * g.staged_cols + i - row * g.width] = image[i];
+        }
+        for (int i = threadIdx.x; i < taps; i += threads) filters[p * taps + i] = w[channel_of[p] * taps + i];
+    }
     __syncthreads();
 
     for (int t = threadIdx.x; t < count * tasks; t += threads) {
@@ -128,7 +140,7 @@ __global__ void __launch_bounds__(threads)
             for (int r = 0; r < rows_per_thread; ++r) sum[r] += column[r];
         }
         const std::int64_t n = plane0 + p;
-        const float b = bias == nullptr ? 0.0f : bias[n % g.out_channels];
+        const float b = bias == nullptr ? 0.0f : bias[channel_of[p]];
         float* out = y + n * g.out_height * std::int64_t(g.out_width) + col;
 #pragma unroll
         for (int r = 0; r < rows_per_thread; ++r)
