@@ -21,19 +21,6 @@
 
 namespace fftconv::detail {
 
-// Input tiles real_input + i imag_input (negative: none) -> z, transformed,
-// times conj(W) of the filter `w` (the output channel's spectrum, its bins
-// contiguous), inverse transformed, written to output tiles real_tile
-// and imag_tile (negative: not written). With stop_if_not_finite, returns
-// false right after the load when a loaded value (in any thread of the block)
-// is not finite; else true. (Checking the loaded values measured cheaper in
-// registers than checking the spectrum's DC bin: 222 against 255 at T = 64.)
-//
-// Four transposing passes (fused_tile_fft.cuh, read_row) over one FFT body:
-// the input's rows, the columns (times conj(W)), the rows again, the columns
-// again to y. The inverse runs as a forward transform of the conjugate,
-// IFFT(Y) = conj(FFT(conj(Y))): the second pass stores conj(Z conj(W)), and
-// the last one holds conj(y), whose imaginary part is negated on the way out.
 // Column `lane` of the pair's spectrum Z in z (natural order) becomes
 // conj(Z conj(W)), W the filter's spectrum `w`. A loop through shared
 // memory, not a product in the FFT's registers: there the compiler hoisted
@@ -58,6 +45,19 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const flo
     }
 }
 
+// Input tiles real_input + i imag_input (negative: none) -> z, transformed,
+// times conj(W) of the filter `w` (the output channel's spectrum, its bins
+// contiguous), inverse transformed, written to output tiles real_tile
+// and imag_tile (negative: not written). With stop_if_not_finite, returns
+// false right after the load when a loaded value (in any thread of the block)
+// is not finite; else true. (Checking the loaded values measured cheaper in
+// registers than checking the spectrum's DC bin: 222 against 255 at T = 64.)
+//
+// Four transposing passes (fused_tile_fft.cuh, read_row) over one FFT body:
+// the input's rows, the columns (times conj(W)), the rows again, the columns
+// again to y. The inverse runs as a forward transform of the conjugate,
+// IFFT(Y) = conj(FFT(conj(Y))): the second pass stores conj(Z conj(W)), and
+// the last one holds conj(y), whose imaginary part is negated on the way out.
 template <int T, bool stop_if_not_finite, class Geometry>
 __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, const image_tiles<Geometry>& source,
                                                std::int64_t real_input, std::int64_t imag_input, const float2* w,

@@ -206,27 +206,6 @@ __device__ __forceinline__ void store_output_column(const float2 (&v)[T], int la
     }
 }
 
-// Inverse column `lane` of z straight to y (store_output_column).
-template <int T, class Geometry>
-__device__ __forceinline__ void write_pair(const float2* z, int lane, const output_tiles<Geometry>& sink,
-                                           std::int64_t real_tile, std::int64_t imag_tile, std::int64_t tile_count) {
-    const bool real = real_tile >= 0 && real_tile < tile_count, imag = imag_tile >= 0 && imag_tile < tile_count;
-    if (lane >= sink.geo.out_tile_width() || !(real || imag)) return;
-    float2 v[T];
-    transform_column<T, true>(z, lane, v);
-    store_output_column<T>(v, lane, sink, real_tile, imag_tile, tile_count, 1.0f);
-}
-
-// Transposing passes, for kernels that run several passes over one FFT body
-// in a loop: thread `lane` reads row `lane` of z (read_row), transforms it,
-// and writes it back as column `lane` (write_column, natural order from the
-// FFT's bit-reversed one; a tile_sync between, since the column crosses every
-// row). Each pass transposes, so every pass reads rows and writes columns at
-// compile-time offsets, and two passes are a 2D transform in the tile's own
-// orientation. Why one body: fully unrolled, a 64-point FFT is ~1200
-// instructions; the depthwise kernel inlined four of them (150 KB of code)
-// and spent a third of its cycles waiting on instruction fetch
-// (docs/performance.md, v21).
 // A barrier among the threads of one tile (group `group` of the block):
 // within a warp up to T = 32, a named barrier for the two warps of a
 // 64-point tile (barrier 0 is __syncthreads'), so that one tile's passes
@@ -244,6 +223,16 @@ __device__ __forceinline__ void tile_sync(int group) {
     }
 }
 
+// Transposing passes, for kernels that run several passes over one FFT body
+// in a loop: thread `lane` reads row `lane` of z (read_row), transforms it,
+// and writes it back as column `lane` (write_column, natural order from the
+// FFT's bit-reversed one; a tile_sync between, since the column crosses every
+// row). Each pass transposes, so every pass reads rows and writes columns at
+// compile-time offsets, and two passes are a 2D transform in the tile's own
+// orientation. Why one body: fully unrolled, a 64-point FFT is ~1200
+// instructions; the depthwise kernel inlined four of them (150 KB of code)
+// and spent a third of its cycles waiting on instruction fetch
+// (docs/performance.md, v21).
 template <int T>
 __device__ __forceinline__ void read_row(const float2* z, int lane, float2 (&v)[T]) {
     constexpr int pitch = T + 1;
