@@ -159,9 +159,14 @@ __global__ void __launch_bounds__(threads)
 bool fits_direct_depthwise(const problem& p) {
     if (p.groups <= 1 || p.group_in_channels() != 1) return false;
     if (p.kernel.height > max_direct_kernel || p.kernel.width > max_direct_kernel) return false;
-    // Extents that ints hold (a plane that fits is far smaller).
-    if (p.height > 65536 || p.width > 65536 || p.out_height() > 65536 || p.out_width() > 65536) return false;
-    return geometry_of(p).shared_bytes(1) <= shared_budget;
+    // One staged plane and its filter within the budget, counted in 64 bits
+    // before geometry_of narrows the extents to int (a product of two extents
+    // near 2^16 would wrap there).
+    const std::int64_t staged_rows = ceil_div(p.out_height(), rows_per_thread) * rows_per_thread + p.kernel.height - 1;
+    const std::int64_t staged_cols = p.out_width() + p.kernel.width - 1;
+    const std::int64_t floats = staged_rows * staged_cols + p.kernel.height * p.kernel.width;
+    return staged_rows <= std::int64_t(shared_budget) && staged_cols <= std::int64_t(shared_budget) &&
+           floats * std::int64_t(sizeof(float)) <= std::int64_t(shared_budget);
 }
 
 double direct_depthwise_seconds(const problem& p) {
@@ -175,9 +180,11 @@ double direct_depthwise_seconds(const problem& p) {
 void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
     const direct_geometry g = geometry_of(p);
     const std::size_t shared = g.shared_bytes(g.planes_per_block);
-    if (shared > 48 * 1024)
-        FFTCONV_CUDA_TRY(cudaFuncSetAttribute(direct_depthwise_planes, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              int(shared)));
+    // Always: the kernel's static shared memory (two tables of threads
+    // int64s) counts against the 48 KiB a launch gets without opting in, so
+    // a dynamic size just under 48 KiB needs it too.
+    FFTCONV_CUDA_TRY(cudaFuncSetAttribute(direct_depthwise_planes, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          int(shared)));
     e.log_launch(reinterpret_cast<const void*>(direct_depthwise_planes));
     // A grid's x extent stays below 2^31 - 1: more planes take more launches.
     constexpr std::int64_t max_blocks = std::int64_t{1} << 30;

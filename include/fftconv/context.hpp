@@ -66,8 +66,8 @@ public:
     void set_stream(cudaStream_t stream);
 
     // How `p` will be computed: a specialization added here, a compiled
-    // configuration, or the generic path, and with which tile extent.
-    // Validates `p`.
+    // configuration, the generic path, or (small depthwise problems) the
+    // direct path, and with which tile extent. Validates `p`.
     dispatch_decision plan(const problem& p) const;
 
     // Later calls whose problem matches s.config run `s` (made by
@@ -88,7 +88,9 @@ public:
     std::size_t workspace_limit() const noexcept;
 
     // Device bytes of workspace a call on `p` will use (cuFFT work area
-    // included), under the workspace limit.
+    // included), under the workspace limit. On the direct path conv2d with a
+    // filter uses none; this and reserve() still cover a call through a
+    // filter spectrum, which runs the transforms.
     std::size_t workspace_size(const problem& p) const;
 
     // Waits for the context's work, then frees the workspace, every cached

@@ -156,4 +156,12 @@ TEST_CASE("small depthwise problems take the direct path; large ones, dense ones
     dense.groups = 1;
     dense.in_channels = dense.out_channels = 8;
     CHECK(choose_dispatch(dense).path == path_kind::generic);
+    // Planes whose staged size wraps a 32-bit product (found by review: one
+    // divided by zero, the other looked small enough) take the transforms.
+    const problem wraps_to_zero{.batch = 1, .in_channels = 2, .out_channels = 2, .height = 65528, .width = 65536,
+                                .kernel = {3, 12}, .padding = {0, 3}, .groups = 2};
+    const problem wraps_small{.batch = 1, .in_channels = 2, .out_channels = 2, .height = 65534, .width = 65534,
+                              .kernel = 3, .groups = 2};
+    CHECK(choose_dispatch(wraps_to_zero).path == path_kind::generic);
+    CHECK(choose_dispatch(wraps_small).path == path_kind::generic);
 }
