@@ -298,9 +298,11 @@ int main(int argc, char** argv) {
                 }
             } else {
                 for (int t : o.tile_sweep) {
-                    if (t < std::max(p.kernel.height, p.kernel.width)) continue;  // a T x T tile holds the kernel
-                    bench::progress("  fftconv, tile extent " + std::to_string(t));
-                    const std::string name = "fftconv_T" + std::to_string(t);
+                    // A T x T tile holds the kernel; 0 is the dispatch's own choice.
+                    if (t != 0 && t < std::max(p.kernel.height, p.kernel.width)) continue;
+                    bench::progress(t == 0 ? std::string("  fftconv, the dispatch's choice")
+                                           : "  fftconv, tile extent " + std::to_string(t));
+                    const std::string name = t == 0 ? std::string("fftconv") : "fftconv_T" + std::to_string(t);
                     auto r = attempt(name, [&] {
                         return run_fftconv(p, t, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
                     });

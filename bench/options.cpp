@@ -163,9 +163,11 @@ options parse_options(int argc, char** argv) {
                  "Skip the generic-path comparison (by default every shape on a compiled configuration is "
                  "also timed on the generic path forced to the same tile extent: row fftconv-generic)");
     app.add_option("--tiles", o.tile_sweep,
-                   "Sweep: fftconv on the generic path with each forced tile extent (T >= KH and KW; others skipped)")
+                   "Sweep: fftconv on the generic path with each forced tile extent (T >= KH and KW; others "
+                   "skipped); 0 adds the dispatch's own choice (row fftconv: e.g. the direct depthwise path) to "
+                   "compare with them in one run")
         ->delimiter(',')
-        ->check(CLI::Range(1, 1 << 16))
+        ->check(CLI::Range(0, 1 << 16))
         ->type_name("T1,T2,...");
     app.add_option("--out", o.out_prefix, "Output prefix: writes PREFIX.json, PREFIX.md, PREFIX.svg")
         ->type_name("PREFIX")

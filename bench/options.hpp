@@ -21,7 +21,7 @@ struct shape_option {
 struct options {
     std::string suite = suite_leaderboard;  // --suite; "custom" when --shape is given
     std::vector<shape_option> shapes;  // --shape (excludes --suite); empty: the suite's
-    std::vector<int> tile_sweep;  // non-empty: time fftconv at each forced tile extent
+    std::vector<int> tile_sweep;  // non-empty: time fftconv at each forced tile extent (0: the dispatch's choice)
     int repetitions = 100;
     bool flush = true;
     bool reuse_filter = false;
