@@ -28,18 +28,16 @@ namespace {
 constexpr int threads = 128, rows_per_thread = 8;
 constexpr std::size_t shared_budget = 64 * 1024;  // 3 blocks per SM on the H200
 
-// Cost model (direct_depthwise_seconds). Per 8 multiply-adds a thread loads
-// two floats from shared memory (and 7 more per filter column to start its
-// window): about 27 T multiply-adds per second if the load/store unit ran
-// flat out on the H200 (132 SMs x 32 lanes x 1.98 GHz x 8 / 2.5); we assume
-// 60% of that. The staging reads x and writes y once, at copy bandwidth.
-// Measured at 4f95a9f (results/direct-depthwise-4f95a9f) the times are
-// 1.3-3x longer than this predicts (7^2 K13: 156 us against 50; 14^2 K27:
-// 493 against 354: per-plane staging is not in the model), but the FFT
-// model errs the same way, and the choice between the two matched the
-// measurements on 13 of 15 shapes; the other two (56^2 K7, 28^2 K13) run
-// direct 3.5% and 6% slower than their transforms would.
-constexpr double multiply_adds_per_second = 16e12;
+// Cost model (direct_depthwise_seconds): multiply-adds at 12 T/s, a fixed
+// 0.6 ns per plane (its staging and the block's start), x and y once at copy
+// bandwidth. Fitted to H200 runs at 4f95a9f (results/direct-depthwise-4f95a9f):
+// the 14^2 shapes run at 11.9-12.3 T multiply-adds per second between K = 7
+// and K = 27, the 7^2 shapes (65536 planes) take 55 us at K = 3, where there
+// is almost no arithmetic. It predicts 11 of those 13 shapes within 20%
+// (7^2 K13 runs 1.5x, 14^2 K7 1.4x longer). The first version of this model,
+// from the load/store unit's peak, was 1.3-3x optimistic.
+constexpr double multiply_adds_per_second = 12e12;
+constexpr double seconds_per_plane = 0.6e-9;
 constexpr double bytes_per_second = 3e12;
 constexpr double launch_seconds = 3e-6;
 
@@ -174,7 +172,8 @@ double direct_depthwise_seconds(const problem& p) {
     const double multiply_adds =
         double(g.planes) * double(g.row_blocks * rows_per_thread) * double(g.out_width) * double(g.taps());
     const double bytes = 4.0 * double(p.input_elements() + p.output_elements());
-    return launch_seconds + multiply_adds / multiply_adds_per_second + bytes / bytes_per_second;
+    return launch_seconds + multiply_adds / multiply_adds_per_second + double(g.planes) * seconds_per_plane +
+           bytes / bytes_per_second;
 }
 
 void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {

@@ -19,11 +19,11 @@
 //
 // Depthwise problems on a fused extent run one kernel per tile pair
 // (fused_depthwise.cuh), bound by its FFT arithmetic and shared-memory
-// traffic: H200 runs at 039f5b6 took 32 ns per 64 x 64 pair (64 x 128 x 56^2,
-// K = 31: 16384 pairs in 0.526 ms) and 1.78 ns per 16 x 16 pair (64 x 1024
-// x 7^2, K = 13: 131072 pairs in 0.233 ms), so a pair costs T^2 log2(T) x
-// 1.3 to 1.7 ps: 1.5 here. (Before the transforms ran as passes over one FFT
-// body, docs/performance.md v21, it was 2.7.) The dispatch weighs this
+// traffic: a pair costs T^2 log2(T) x fused_pair_seconds_per_point(T), from
+// H200 runs at 4f95a9f/d49d890 (results/direct-depthwise-4f95a9f): 2.5 ps at
+// T = 16 (64 x 1024 x 7^2, K = 7: 32768 pairs in 84 us), 1.9 at T = 32
+// (64 x 512 x 14^2, K = 7: 16384 pairs in 160 us), 1.3 at T = 64
+// (64 x 128 x 56^2, K = 31: 16384 pairs in 525 us). The dispatch weighs this
 // against the direct depthwise kernel (src/direct_depthwise.cu).
 // Each path adds launch_seconds per kernel it launches (small problems are
 // all launch).
@@ -43,7 +43,9 @@ namespace {
 constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
-constexpr double fused_pair_seconds_per_point = 1.5e-12;  // per T^2 log2(T)
+constexpr double fused_pair_seconds_per_point(int tile_extent) {  // per T^2 log2(T)
+    return tile_extent <= 16 ? 2.5e-12 : tile_extent <= 32 ? 1.9e-12 : 1.3e-12;
+}
 constexpr double launch_seconds = 3e-6;
 
 // Every extent 2^a 3^b 5^c 7^d in [lo, hi] (unordered): a few hundred below
@@ -81,7 +83,7 @@ double detail::estimated_seconds(const problem& p, int tile_extent) {
     if (t.geometry.fused() && detail::is_depthwise(p)) {
         // Filter transform, then one kernel per tile pair (see the top).
         const double pairs = double(t.output_transforms) / 2.0;
-        return 2.0 * launch_seconds + pairs * tile * std::log2(double(tile_extent)) * fused_pair_seconds_per_point;
+        return 2.0 * launch_seconds + pairs * tile * std::log2(double(tile_extent)) * fused_pair_seconds_per_point(tile_extent);
     }
     if (t.geometry.fused())
         return 4.0 * launch_seconds + flops / gemm_flops_per_second +

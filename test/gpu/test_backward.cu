@@ -50,6 +50,8 @@ TEST_CASE("data, filter and bias gradients of every operator variant against flo
              make(3, 8, 4, 70, 33, 5, 2, 2),                          // grouped, 3 x 2 blocks of 28 (32-point grid)
              make(1, 4, 3, 20, 20, 3, 1, 1),                          // one position, odd Cout (a spare slot)
              make(129, 2, 3, 96, 96, 3, 0, 1),                        // 2064 positions: 17 chunks, the last partial
+             make(3, 16, 16, 14, 14, 27, same_padding(27), 16),       // one 32-point tile covers the padded image
+             make(2, 8, 8, 28, 28, 49, same_padding(49), 8),          // one 64-point tile covers it; K > 40
          }) {
         CAPTURE(to_string(p));
         for (const auto kind : {reference::input_kind::normal, reference::input_kind::uniform}) {

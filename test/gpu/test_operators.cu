@@ -3,7 +3,8 @@
 // off, odd image sizes, batch 1..8, on every path (fused T = 16, 32, 64,
 // cuFFT, and the direct depthwise kernel the dispatch picks for small
 // planes), compiled configurations with padding and bias, passes under a
-// workspace limit, and filter reuse. Normal and positive inputs each time.
+// workspace limit, filter reuse, and tiles that cover the padded image.
+// Normal and positive inputs each time.
 #include "doctest.hpp"
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "conv_check.hpp"
 #include "make_problem.hpp"
 #include "fftconv/detail/engine.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
 
 using namespace fftconv;
 
@@ -45,6 +47,41 @@ TEST_CASE("padding, groups and bias on every transform path") {
             if (tile != 0 && tile < p.kernel.height) continue;
             for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
         }
+    }
+}
+
+TEST_CASE("one tile covering the padded image yields every output, on every transform path") {
+    // Where T >= extent + padding along an axis, one tile there yields all
+    // outputs (tile_outputs_along): the circular correlation wraps only into
+    // the zero padding. Each problem covers along at least one axis at its
+    // extent: dense, grouped and depthwise, padding beyond the kernel, even
+    // K, on the fused extents and cuFFT's, and through a filter spectrum.
+    struct covering_case {
+        problem p;
+        int tile;
+    };
+    context ctx;
+    std::uint64_t seed = 1200;
+    for (const covering_case& c : {
+             covering_case{make(3, 16, 16, 14, 14, 27, same_padding(27), 16), 32},  // 14^2 K27: 1 tile, not 4 of 64
+             covering_case{make(4, 8, 16, 7, 7, 13, same_padding(13), 8), 16},      // multiplier 2
+             covering_case{make(2, 8, 8, 28, 28, 49, same_padding(49), 8), 64},     // 28^2 K49: 1 tile, not 4
+             covering_case{make(2, 6, 10, 20, 11, 15, same_padding(15), 2), 32},    // grouped, both axes
+             covering_case{make(2, 4, 4, 60, 12, 9, same_padding(9), 1), 32},      // the width only
+             covering_case{make(2, 4, 4, 6, 9, 5, {7, 6}, 4), 32},                  // padding beyond the kernel
+             covering_case{make(1, 6, 6, 10, 13, 6, same_padding(6), 6), 16},       // even K
+             covering_case{make(2, 6, 10, 20, 11, 15, same_padding(15), 2), 24},    // cuFFT, the width only
+             covering_case{make(2, 8, 8, 14, 14, 27, same_padding(27), 8), 27},     // cuFFT, both axes
+         }) {
+        const problem& p = c.p;
+        CAPTURE(to_string(p));
+        CAPTURE(c.tile);
+        const detail::tile_outputs per_tile = detail::tile_outputs_of(p, c.tile);
+        const std::int64_t overlap_save_high = c.tile - p.kernel.height + 1, overlap_save_wide = c.tile - p.kernel.width + 1;
+        REQUIRE((per_tile.high > overlap_save_high || per_tile.wide > overlap_save_wide));  // it does cover
+        ctx.force_tile_extent(c.tile);
+        for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
+        check_both_kinds(ctx, p, true, true, seed += 2);
     }
 }
 

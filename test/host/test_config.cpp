@@ -113,19 +113,26 @@ TEST_CASE("tile geometry is 64-bit: extents past 46341 do not wrap") {
 TEST_CASE("tiles cover every output exactly once, for many problems and tile extents") {
     for (std::int64_t h : {1, 2, 7, 31, 64, 129}) {
         for (std::int64_t k : {1, 2, 3, 8}) {
-            if (k > h) continue;
+            for (std::int64_t pad : {0, 1, 4}) {
+            if (k > h + 2 * pad) continue;
             for (int t : {8, 9, 16, 17, 32, 48, 64}) {
                 if (t < k) continue;
-                const problem p{2, 3, 5, h, h + 3, k};
+                const problem p{.batch = 2, .in_channels = 3, .out_channels = 5, .height = h, .width = h + 3,
+                                .kernel = k, .padding = pad};
                 const detail::workspace_layout tl = detail::make_layout(p, t);
                 CAPTURE(h);
                 CAPTURE(k);
+                CAPTURE(pad);
                 CAPTURE(t);
+                // T - K + 1 outputs per tile, or all of them where one tile covers the padded image.
                 const int to = t - int(k) + 1;
-                CHECK(tl.tiles_high * to >= p.out_height());
-                CHECK((tl.tiles_high - 1) * to < p.out_height());
-                CHECK(tl.tiles_wide * to >= p.out_width());
-                CHECK((tl.tiles_wide - 1) * to < p.out_width());
+                CHECK(tl.outputs.high == (t >= h + pad && t >= p.out_height() ? p.out_height() : to));
+                CHECK(tl.outputs.wide == (t >= h + 3 + pad && t >= p.out_width() ? p.out_width() : to));
+                CHECK(tl.outputs.high >= std::min<std::int64_t>(to, p.out_height()));
+                CHECK(tl.tiles_high * tl.outputs.high >= p.out_height());
+                CHECK((tl.tiles_high - 1) * tl.outputs.high < p.out_height());
+                CHECK(tl.tiles_wide * tl.outputs.wide >= p.out_width());
+                CHECK((tl.tiles_wide - 1) * tl.outputs.wide < p.out_width());
                 CHECK(tl.tiles_per_image == tl.tiles_high * tl.tiles_wide);
                 // Fused tiles pair (n, n + 1): every image has an even number of slots.
                 CHECK(tl.tile_slots == (tl.geometry.fused() && tl.tiles_per_image % 2 == 1 ? tl.tiles_per_image + 1
@@ -153,8 +160,55 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
                 CHECK(tl.fft_work_offset() - tl.output_spectrum_offset() >=
                       tl.geometry.complex_bytes() * std::size_t(tl.output_spectrum_elements));
             }
+            }
         }
     }
+}
+
+// The covering rule of tile_outputs_along, checked by exact integer
+// arithmetic along one axis: a tile's circular correlation of extent T (its
+// window starting at -padding, zero outside the image) against the linear
+// correlation of the padded image, for every output the rule says the tile
+// yields. And the rule claims no more than holds: where it gives fewer
+// than all outputs and the tile could hold them all, some output past them
+// is wrong.
+TEST_CASE("a tile covering the padded image yields every output: circular against linear correlation") {
+    auto circular_matches = [](std::int64_t extent, std::int64_t padding, std::int64_t kernel, int tile,
+                               std::int64_t outputs, const std::vector<long>& image, const std::vector<long>& w) {
+        auto padded = [&](std::int64_t c) { return c >= 0 && c < extent ? image[std::size_t(c)] : 0L; };
+        for (std::int64_t n = 0; n < outputs; ++n) {
+            long linear = 0, circular = 0;
+            for (std::int64_t u = 0; u < kernel; ++u) {
+                linear += w[std::size_t(u)] * padded(n - padding + u);
+                const std::int64_t position = (n + u) % tile;  // the window's column -padding + position
+                circular += w[std::size_t(u)] * padded(position - padding);
+            }
+            if (linear != circular) return false;
+        }
+        return true;
+    };
+    int covering = 0;
+    for (std::int64_t extent = 1; extent <= 20; ++extent)
+        for (std::int64_t kernel = 1; kernel <= 12; ++kernel)
+            for (std::int64_t padding = 0; padding <= 13; ++padding) {
+                const std::int64_t out = extent + 2 * padding - kernel + 1;
+                if (out < 1) continue;
+                for (int tile = int(kernel); tile <= 40; ++tile) {
+                    CAPTURE(extent);
+                    CAPTURE(kernel);
+                    CAPTURE(padding);
+                    CAPTURE(tile);
+                    std::vector<long> image(static_cast<std::size_t>(extent)), w(static_cast<std::size_t>(kernel));
+                    for (std::size_t i = 0; i < image.size(); ++i) image[i] = long(3 * i * i + 7 * i + 1) % 97 + 1;
+                    for (std::size_t u = 0; u < w.size(); ++u) w[u] = long(5 * u * u + 3 * u + 2) % 89 + 1;
+                    const std::int64_t yields = detail::tile_outputs_along(extent, padding, out, kernel, tile);
+                    CHECK(circular_matches(extent, padding, kernel, tile, std::min(yields, out), image, w));
+                    if (yields == out && out > tile - kernel + 1) ++covering;
+                    if (yields < out && out <= tile)  // (a tile holds at most T outputs)
+                        CHECK_FALSE(circular_matches(extent, padding, kernel, tile, out, image, w));
+                }
+            }
+    CHECK(covering > 1000);  // the rule's second case is exercised, not just overlap-save's
 }
 
 TEST_CASE("a tile as large as the kernel yields one output per side") {
@@ -170,12 +224,16 @@ TEST_CASE("a tile as large as the kernel yields one output per side") {
 }
 
 TEST_CASE("passes cover every output exactly once, on the tiles of the whole problem") {
-    for (const problem& p : {problem{5, 3, 7, 40, 33, 6}, problem{1, 2, 9, 100, 17, 1}, problem{3, 1, 1, 9, 9, 9}}) {
+    const problem covered{.batch = 3, .in_channels = 2, .out_channels = 3, .height = 9, .width = 11, .kernel = 9,
+                          .padding = 4};  // at T = 16 one tile covers the padded image
+    for (const problem& p : {problem{5, 3, 7, 40, 33, 6}, problem{1, 2, 9, 100, 17, 1}, problem{3, 1, 1, 9, 9, 9},
+                             covered}) {
         for (int t : {9, 16, 24}) {
             if (t < p.kernel.height) continue;
             const tile_geometry<> s(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels, t);
             const std::int64_t tiles_high = detail::tile_rows_of(p, t);
-            CHECK(tiles_high == detail::ceil_div(p.out_height(), s.out_tile_height()));
+            const std::int64_t out_tile = detail::tile_outputs_of(p, t).high;
+            CHECK(tiles_high == detail::ceil_div(p.out_height(), out_tile));
             for (const detail::pass_shape shape : {detail::pass_shape{p.batch, tiles_high, p.out_channels},
                                                    detail::pass_shape{2, tiles_high, p.out_channels},
                                                    detail::pass_shape{1, 1, p.out_channels},
@@ -193,7 +251,7 @@ TEST_CASE("passes cover every output exactly once, on the tiles of the whole pro
                     CHECK(q.width == p.width);
                     CHECK(q.in_channels == p.in_channels);
                     CHECK(q.out_width() == p.out_width());
-                    const std::int64_t row0 = r0 * s.out_tile_height();  // a pass starts on a tile boundary
+                    const std::int64_t row0 = r0 * out_tile;  // a pass starts on a tile boundary
                     for (std::int64_t b = 0; b < q.batch; ++b)
                         for (std::int64_t o = 0; o < q.out_channels; ++o)
                             for (std::int64_t i = 0; i < q.out_height(); ++i)

@@ -18,6 +18,7 @@ struct launch_extents {
     std::int64_t out_height;
     std::int64_t out_width;
     std::int64_t channels;        // in_channels for the gather, out_channels for the scatter
+    tile_outputs outputs;         // per tile (tile_outputs_of): consecutive tiles are this far apart
     std::int64_t tiles_wide;
     std::int64_t tiles_per_image;
     tensor_strides strides;       // of x for the gather, of y for the scatter
@@ -44,8 +45,8 @@ __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __rest
         const std::int64_t image = n / e.tiles_per_image;  // channel * batch + b
         const std::int64_t b = image % e.batch;
         const std::int64_t channel = image / e.batch;
-        const std::int64_t y0 = e.first_row + (tile / e.tiles_wide) * geo.out_tile_height() + row;
-        const std::int64_t x0 = e.first_col + (tile % e.tiles_wide) * geo.out_tile_width() + col;
+        const std::int64_t y0 = e.first_row + (tile / e.tiles_wide) * e.outputs.high + row;
+        const std::int64_t x0 = e.first_col + (tile % e.tiles_wide) * e.outputs.wide + col;
         Real v = 0;
         if (y0 >= 0 && y0 < e.height && x0 >= 0 && x0 < e.width)
             v = x[b * e.strides.batch + channel * e.strides.channel + y0 * e.strides.row + x0];
@@ -79,8 +80,8 @@ __global__ void pad_filters(Geometry geo, std::int64_t group_in_channels, std::i
 
 // Output element (b, o, i, j) of the pass (y through its strides) is output
 // (i mod To_h, j mod To_w) of tile (i / To_h, j / To_w) of
-// real output tile (o * batch + b): the first To x To of each tile are the
-// outputs no circular wrap-around reached (To_h x To_w: out_tile_height, out_tile_width).
+// real output tile (o * batch + b): the first To_h x To_w of each tile are
+// the outputs no circular wrap-around reached (e.outputs: tile_outputs_of).
 template <class Geometry, class Real>
 __global__ void scatter_tiles(Geometry geo, launch_extents e, const Real* __restrict__ tiles,
                               float* __restrict__ y, std::int64_t total) {
@@ -92,10 +93,10 @@ __global__ void scatter_tiles(Geometry geo, launch_extents e, const Real* __rest
         const std::int64_t image = rest / e.out_height;  // b * channels + o
         const std::int64_t o = image % e.channels;
         const std::int64_t b = image / e.channels;
-        const std::int64_t tile = (i / geo.out_tile_height()) * e.tiles_wide + j / geo.out_tile_width();
+        const std::int64_t tile = (i / e.outputs.high) * e.tiles_wide + j / e.outputs.wide;
         const std::int64_t n = (o * e.batch + b) * e.tiles_per_image + tile;
         const Real value =
-            tiles[(n * geo.tile_extent() + i % geo.out_tile_height()) * geo.tile_extent() + j % geo.out_tile_width()];
+            tiles[(n * geo.tile_extent() + i % e.outputs.high) * geo.tile_extent() + j % e.outputs.wide];
         y[b * e.strides.batch + o * e.strides.channel + i * e.strides.row + j] =
             float(e.bias == nullptr ? value : value + Real(e.bias[o]));
     }

@@ -84,7 +84,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, c
         read_row<T>(z, lane, v);
         tile_sync<T>(group);  // every row is in registers before the columns overwrite them
         const bool live = pass == 0 ? lane >= first_row && lane < rows
-                                    : pass == 3 ? lane < sink.geo.out_tile_width() : true;
+                                    : pass == 3 ? lane < sink.outputs.wide : true;
         if (live) fft_in_registers<T, false>(v);
         if (pass == 3) {
             store_output_column<T>(v, lane, sink, real_tile, imag_tile, tile_count, -1.0f);

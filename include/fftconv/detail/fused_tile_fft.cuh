@@ -51,12 +51,15 @@ constexpr std::size_t fused_shared_bytes(int tile_extent) {
 // output row 0 of the pass reads input row first_row (its first output row
 // minus the top padding: negative where the window hangs over the zero
 // padding), output column 0 input column first_col (minus the left padding).
+// Consecutive tiles are `outputs` apart (workspace_layout.hpp, tile_outputs_of).
 template <class Geometry>
 struct image_tiles {
     Geometry geo;
     const float* x;
     tensor_strides strides;
-    std::int64_t batch, height, width, tiles_wide, tiles_per_image, tile_slots;
+    std::int64_t batch, height, width;
+    tile_outputs outputs;
+    std::int64_t tiles_wide, tiles_per_image, tile_slots;
     std::int64_t first_row, first_col;
     static constexpr float scale = 1.0f;
 
@@ -64,8 +67,8 @@ struct image_tiles {
         const std::int64_t tile = n % tile_slots, image = n / tile_slots;
         if (tile >= tiles_per_image) return tile_window{};
         const std::int64_t b = image % batch, c = image / batch;
-        const std::int64_t y0 = first_row + (tile / tiles_wide) * geo.out_tile_height();
-        const std::int64_t x0 = first_col + (tile % tiles_wide) * geo.out_tile_width();
+        const std::int64_t y0 = first_row + (tile / tiles_wide) * outputs.high;
+        const std::int64_t x0 = first_col + (tile % tiles_wide) * outputs.wide;
         const int t = geo.tile_extent();
         return {b * strides.batch + c * strides.channel + y0 * strides.row + x0,
                 window_begin(y0, t), window_end(y0, height, t),
@@ -94,15 +97,18 @@ struct filter_tiles {
 };
 
 // Output tile n = (out_channel * batch + b) * tile_slots + tile: its first
-// To x To outputs (the ones no circular wrap reached), clipped to y, plus the
-// output channel's bias (when there is one); slots past tiles_per_image write
-// nothing.
+// outputs.high x outputs.wide outputs (the ones no circular wrap reached, or
+// where the tile covers the padded image all of them: tile_outputs_of),
+// clipped to y, plus the output channel's bias (when there is one); slots
+// past tiles_per_image write nothing.
 template <class Geometry>
 struct output_tiles {
     Geometry geo;
     float* y;
     tensor_strides strides;
-    std::int64_t batch, out_height, out_width, tiles_wide, tiles_per_image, tile_slots;
+    std::int64_t batch, out_height, out_width;
+    tile_outputs outputs;
+    std::int64_t tiles_wide, tiles_per_image, tile_slots;
     const float* bias;  // the pass's output channels' (null: none)
 
     __device__ float bias_of(std::int64_t n) const { return bias == nullptr ? 0.0f : bias[n / tile_slots / batch]; }
@@ -111,7 +117,7 @@ struct output_tiles {
         const std::int64_t tile = n % tile_slots, image = n / tile_slots;
         if (tile >= tiles_per_image) return tile_window{};
         const std::int64_t b = image % batch, o = image / batch;
-        const int rows = geo.out_tile_height(), cols = geo.out_tile_width();
+        const int rows = outputs.high, cols = outputs.wide;
         const std::int64_t y0 = (tile / tiles_wide) * rows, x0 = (tile % tiles_wide) * cols;
         return {b * strides.batch + o * strides.channel + y0 * strides.row + x0,
                 0, clip(rows, out_height - y0),
@@ -194,7 +200,7 @@ __device__ __forceinline__ void store_output_column(const float2 (&v)[T], int la
                                                     std::int64_t real_tile, std::int64_t imag_tile,
                                                     std::int64_t tile_count, float imag_sign) {
     const bool real = real_tile >= 0 && real_tile < tile_count, imag = imag_tile >= 0 && imag_tile < tile_count;
-    if (lane >= sink.geo.out_tile_width() || !(real || imag)) return;
+    if (lane >= sink.outputs.wide || !(real || imag)) return;
     const tile_window wa = real ? sink.window(real_tile) : tile_window{};
     const tile_window wb = imag ? sink.window(imag_tile) : tile_window{};
     const float bias_a = real ? sink.bias_of(real_tile) : 0.0f, bias_b = imag ? sink.bias_of(imag_tile) : 0.0f;
@@ -381,7 +387,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
         float2 v[T];
         read_row<T>(z, lane, v);
         tile_sync<T>(group);  // every row is in registers before the columns overwrite them
-        if (pass == 0 || lane < sink.geo.out_tile_width()) fft_in_registers<T, false>(v);
+        if (pass == 0 || lane < sink.outputs.wide) fft_in_registers<T, false>(v);
         if (pass == 1) {
             store_output_column<T>(v, lane, sink, n0, n0 + 1, tile_count, -1.0f);
             break;

@@ -29,25 +29,29 @@ struct pass_shape {
 
 // Rows of tiles along the height of `p`'s output.
 constexpr std::int64_t tile_rows_of(const problem& p, int tile_extent) {
-    return ceil_div(p.out_height(), tile_extent - p.kernel.height + 1);
+    return ceil_div(p.out_height(), tile_outputs_of(p, tile_extent).high);
 }
 
 // The extents of the pass that starts at sample `batch_first`, tile row
 // `tile_row_first` and output channel `out_first` (the last pass along each
-// axis may be smaller), as the unpadded problem whose output is the pass's:
-// padding lives in where the pass reads its input (the image view of
+// axis may be smaller). A pass spans the whole width, and keeps the image's
+// width and padding; a pass over the whole height keeps its height and
+// padding too (so a tile may still cover the padded image: tile_outputs_of).
+// A band of tile rows is the unpadded problem whose output is the band's:
+// its padding lives in where the pass reads its input (the image view of
 // pipeline.cuh), not in the pass problem.
 constexpr problem pass_problem(const problem& p, int tile_extent, const pass_shape& pass,
                                std::int64_t batch_first, std::int64_t tile_row_first, std::int64_t out_first) {
-    const std::int64_t out_tile = tile_extent - p.kernel.height + 1;
+    const std::int64_t out_tile = tile_outputs_of(p, tile_extent).high;
     problem q = p;
     q.batch = std::min(pass.batch, p.batch - batch_first);
     q.out_channels = std::min(pass.out_channels, p.out_channels - out_first);
     const std::int64_t first_row = tile_row_first * out_tile;
     const std::int64_t out_rows = std::min(pass.tile_rows * out_tile, p.out_height() - first_row);
-    q.padding = {0, 0};
-    q.height = out_rows + p.kernel.height - 1;
-    q.width = p.out_width() + p.kernel.width - 1;
+    if (out_rows < p.out_height()) {
+        q.padding.height = 0;
+        q.height = out_rows + p.kernel.height - 1;
+    }
     return q;
 }
 

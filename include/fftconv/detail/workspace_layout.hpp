@@ -52,9 +52,42 @@ constexpr tensor_strides dense_strides(std::int64_t channels, std::int64_t heigh
     return {channels * height * width, height * width, width};
 }
 
+// The outputs one tile yields along an axis whose input has `extent`
+// elements, `padding` zeros each side and `out_extent` outputs, at tile
+// extent T and kernel extent K:
+// - overlap-save's T - K + 1, the outputs no circular wrap reaches; or
+// - all out_extent of them, where one tile covers the padded image:
+//   T >= extent + padding and T >= out_extent. The tile's window starts at
+//   -padding, so it holds the whole image; the last output reads up to
+//   input column extent + padding - 1 (zeros past the image), and where that
+//   passes the window's end the circular correlation wraps to its first
+//   extent + 2 padding - T <= padding columns: the zeros before the image.
+//   So a 14 x 14 image with K = 27 and padding 13 takes one 32-point tile,
+//   not four 64-point ones (docs/performance.md, v25).
+// For an unpadded axis the second case is the first's single tile (it covers
+// iff out_extent <= T - K + 1): the rule only ever removes tiles.
+constexpr std::int64_t tile_outputs_along(std::int64_t extent, std::int64_t padding, std::int64_t out_extent,
+                                          std::int64_t kernel, int tile_extent) {
+    const bool covers = tile_extent >= extent + padding && tile_extent >= out_extent;
+    return covers ? out_extent : tile_extent - kernel + 1;
+}
+
+// Both axes of `p` at tile extent T (each at most T: 32 bits, as kernels
+// compare them with a thread's lane).
+struct tile_outputs {
+    int high;  // output rows per tile
+    int wide;  // output columns per tile
+};
+
+constexpr tile_outputs tile_outputs_of(const problem& p, int tile_extent) {
+    return {int(tile_outputs_along(p.height, p.padding.height, p.out_height(), p.kernel.height, tile_extent)),
+            int(tile_outputs_along(p.width, p.padding.width, p.out_width(), p.kernel.width, tile_extent))};
+}
+
 struct workspace_layout {
     tile_geometry<> geometry;      // the pass's: its output channels
     bool holds_filter;             // the workspace holds a filter spectrum (no filter_spectrum object given)
+    tile_outputs outputs;          // per tile (tile_outputs_of)
     std::int64_t tiles_high;       // tiles per image along the height
     std::int64_t tiles_wide;       // tiles per image along the width
     std::int64_t tiles_per_image;
@@ -108,8 +141,9 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.geometry = tile_geometry<>(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels, tile_extent);
     const tile_geometry<>& g = t.geometry;
     t.holds_filter = holds_filter;
-    t.tiles_high = ceil_div(p.out_height(), g.out_tile_height());
-    t.tiles_wide = ceil_div(p.out_width(), g.out_tile_width());
+    t.outputs = tile_outputs_of(p, tile_extent);
+    t.tiles_high = ceil_div(p.out_height(), t.outputs.high);
+    t.tiles_wide = ceil_div(p.out_width(), t.outputs.wide);
     t.tiles_per_image = t.tiles_high * t.tiles_wide;
     // Fused transforms pair tiles n, n + 1 (n even) in one complex transform.
     // A pair must not span two images (a NaN in one would reach the other),
