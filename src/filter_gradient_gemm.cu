@@ -156,10 +156,10 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
     // (slot o = Cout, when there is one, writes nothing): image c, tile o of
     // a column of Cout tiles of Kh x Kw.
     const std::int64_t taps = p.kernel.height * p.kernel.width;
-    const output_tiles<geometry> sink{geo, transposed, tensor_strides{0, p.out_channels * taps, p.kernel.width}, 1,
+    const output_tiles<geometry> sink{geo, transposed, tensor_strides{0, p.out_channels * taps, p.kernel.width},
                                       p.out_channels * p.kernel.height, p.kernel.width,
-                                      tile_outputs{int(p.kernel.height), int(p.kernel.width)}, 1, p.out_channels, g.slots,
-                                      nullptr};
+                                      tile_outputs{int(p.kernel.height), int(p.kernel.width)},
+                                      tile_grid{1, 1, p.out_channels, g.slots}, nullptr};
     launch_inverse_tiles<geometry>(e, out, 0, cg * g.slots, g.out_stride, sink, e.stream());
 }
 

@@ -45,49 +45,51 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const flo
     }
 }
 
-// Input tiles real_input + i imag_input (negative: none) -> z, transformed,
+// Which output tiles a transform of the pair (n, n + 1) writes: both (the
+// real part to n, the imaginary part to n + 1), or one of them alone from
+// the real part.
+enum class pair_part { both, first_alone, second_alone };
+
+// Input windows in_real + i in_imag of x (empty: none) -> z, transformed,
 // times conj(W) of the filter `w` (the output channel's spectrum, its bins
-// contiguous), inverse transformed, written to output tiles real_tile
-// and imag_tile (negative: not written). With stop_if_not_finite, returns
-// false right after the load when a loaded value (in any thread of the block)
-// is not finite; else true. (Checking the loaded values measured cheaper in
-// registers than checking the spectrum's DC bin: 222 against 255 at T = 64.)
+// contiguous), inverse transformed, written to output tiles n, n + 1 of
+// `sink` as `part` says (those in [0, tile_count)). Their windows are found
+// after the transforms, not kept through them (at T = 64 that spilled). With check_finite,
+// returns false right after the load when a loaded value (in any thread of
+// the block) is not finite; else true. (Checking the loaded values measured
+// cheaper in registers than checking the spectrum's DC bin: 222 against 255
+// at T = 64.)
 //
 // Four transposing passes (fused_tile_fft.cuh, read_row) over one FFT body:
 // the input's rows, the columns (times conj(W)), the rows again, the columns
 // again to y. The inverse runs as a forward transform of the conjugate,
 // IFFT(Y) = conj(FFT(conj(Y))): the second pass stores conj(Z conj(W)), and
 // the last one holds conj(y), whose imaginary part is negated on the way out.
-template <int T, bool stop_if_not_finite, class Geometry>
-__device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, const image_tiles<Geometry>& source,
-                                               std::int64_t real_input, std::int64_t imag_input, const float2* w,
-                                               const output_tiles<Geometry>& sink,
-                                               std::int64_t real_tile, std::int64_t imag_tile,
-                                               std::int64_t tile_count) {
-    int first_row = 0, rows = 0;  // the input rows either window holds: the others are zero, and so is their FFT
-    {
-        const tile_window wa = real_input >= 0 ? source.window(real_input) : tile_window{};
-        const tile_window wb = imag_input >= 0 ? source.window(imag_input) : tile_window{};
-        if constexpr (stop_if_not_finite) {
-            if (!__syncthreads_and(load_pair<T>(z, lane, source.data(), wa, wb, 1.0f))) return false;
-        } else {
-            load_pair<T>(z, lane, source.data(), wa, wb, 1.0f);
-            __syncthreads();
-        }
-        rows = max(wa.rows, wb.rows);
-        first_row = first_window_row(wa, wb);
-    }
+template <int T, class Geometry>
+__device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, const float* x, tile_window in_real,
+                                               tile_window in_imag, const float2* w,
+                                               const output_tiles<Geometry>& sink, std::int64_t n,
+                                               std::int64_t tile_count, pair_part part, bool check_finite) {
+    const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f);
+    if (!__syncthreads_and(finite || !check_finite)) return false;
+    // The input rows either window holds: the others are zero, and so is their FFT.
+    const int rows = max(in_real.rows, in_imag.rows), first_row = first_window_row(in_real, in_imag);
 
 #pragma unroll 1  // at every T: unrolled, T = 32 took 128 registers instead of 102
     for (int pass = 0; pass < 4; ++pass) {
         float2 v[T];
         read_row<T>(z, lane, v);
         tile_sync<T>(group);  // every row is in registers before the columns overwrite them
-        const bool live = pass == 0 ? lane >= first_row && lane < rows
-                                    : pass == 3 ? lane < sink.outputs.wide : true;
+        const bool live = pass == 0 ? lane >= first_row && lane < rows : pass == 3 ? lane < sink.outputs.wide : true;
         if (live) fft_in_registers<T, false>(v);
         if (pass == 3) {
-            store_output_column<T>(v, lane, sink, real_tile, imag_tile, tile_count, -1.0f);
+            output_pair out = output_pair_at(sink, n, tile_count);
+            if (part == pair_part::second_alone) {
+                out.real = out.imag;
+                out.real_bias = out.imag_bias;
+            }
+            if (part != pair_part::both) out.imag = tile_window{};
+            store_output_column<T>(v, lane, sink.y, out, -1.0f);
             break;
         }
         write_column<T>(z, lane, v);
@@ -97,19 +99,23 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, c
     return true;
 }
 
-// Blocks per SM the registers must allow (0: no bound). At T = 64 the
-// kernel is latency-bound at its natural 222 registers (2 blocks, 8 warps
-// per SM); capped at 168 (32 bytes of spill) it fits 3, as many as shared
-// memory allows. Smaller extents spilled far more for one block more.
-constexpr int depthwise_min_blocks(int tile_extent) { return tile_extent == 64 ? 3 : 0; }
+// Blocks per SM the registers must allow. At T = 64 the kernel is
+// latency-bound at its natural 222 registers (2 blocks, 8 warps per SM);
+// capped at 168 it fits 3, as many as shared memory allows. At T = 16 the
+// kernel with a rare path (spanning pairs) took 96 registers, 33 more than
+// without it (the call's), for 5 blocks instead of 8: capped at 64 the
+// common path needs no more, and only the call spills.
+constexpr int depthwise_min_blocks(int tile_extent) { return tile_extent == 64 ? 3 : tile_extent == 16 ? 8 : 0; }
 
 // depthwise_pair for one tile (the rare path of non-finite inputs): not
-// inlined, so that the kernel's registers stay those of the common path.
+// inlined, so that the kernel's registers stay those of the common path;
+// its arguments by value (references to the kernel's parameters made the
+// kernel copy them to local memory and read every output address from there).
 template <int T, class Geometry>
-__device__ __noinline__ void depthwise_alone(float2* z, int lane, int group, const image_tiles<Geometry>& source,
-                                             std::int64_t input, const float2* w, const output_tiles<Geometry>& sink, std::int64_t tile,
-                                             std::int64_t tile_count) {
-    depthwise_pair<T, false>(z, lane, group, source, input, -1, w, sink, tile, -1, tile_count);
+__device__ __noinline__ void depthwise_alone(float2* z, int lane, int group, const float* x, tile_window in,
+                                             const float2* w, output_tiles<Geometry> sink, std::int64_t n,
+                                             std::int64_t tile_count, pair_part part) {
+    depthwise_pair<T>(z, lane, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
 }
 
 // Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
@@ -124,7 +130,9 @@ __device__ __noinline__ void depthwise_alone(float2* z, int lane, int group, con
 // non-finite input would then reach the other sample, so a block whose pairs
 // hold one transforms each of its tiles alone (imaginary part zero), and only
 // the tiles whose window holds it see it. Without, a pair is two tiles of one
-// image and the check costs nothing.
+// image and the check costs nothing. The rare path runs the same call in a
+// loop (a second call site, or a function not inlined, cost registers or
+// copies of source and sink in local memory).
 template <class Geometry, bool spanning_pairs>
 __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent),
                                   depthwise_min_blocks(Geometry::static_extents.tile_extent))
@@ -137,21 +145,22 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     float2* z = shared + group * T * pitch;
     const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
 
-    // The pair's input tiles: output tile n (o, b, tile) reads input channel c's (b, tile).
-    const std::int64_t image = n0 / source.tile_slots, tile = n0 % source.tile_slots;
-    const std::int64_t o = image / sink.batch, b = image % sink.batch;
-    const std::int64_t c = (first_out + o) / multiplier;
-    const std::int64_t input0 = (c * source.batch + b) * source.tile_slots + tile;
-    const std::int64_t in_a = n0 < tile_count ? input0 : -1, in_b = n0 + 1 < tile_count ? input0 + 1 : -1;
+    // The pair's output tiles n0, n0 + 1 (the same channel o: the layout
+    // never lets a pair span two channels) read input channel c's.
+    const tile_place a = sink.grid.place(n0), b = sink.grid.next(a);
+    const std::int64_t o = a.channel, c = (first_out + o) / multiplier;
+    const tile_window in_a = n0 < tile_count ? source.window(c, a) : tile_window{};
+    const tile_window in_b = n0 + 1 < tile_count ? source.window(c, b) : tile_window{};
     const float2* w = filter + (n0 < tile_count ? o : 0) * (T * (T / 2 + 1));
 
-    if (depthwise_pair<T, spanning_pairs>(z, lane, group, source, in_a, in_b, w, sink, n0, n0 + 1, tile_count))
+    if (depthwise_pair<T>(z, lane, group, source.data(), in_a, in_b, w, sink, n0, tile_count, pair_part::both,
+                          spanning_pairs))
         return;
     if constexpr (spanning_pairs) {
         // Some loaded value is not finite: each tile alone, in the real part.
-        depthwise_alone<T>(z, lane, group, source, in_a, w, sink, n0, tile_count);
+        depthwise_alone<T>(z, lane, group, source.data(), in_a, w, sink, n0, tile_count, pair_part::first_alone);
         __syncthreads();  // z is read to the end of the first
-        depthwise_alone<T>(z, lane, group, source, in_b, w, sink, n0 + 1, tile_count);
+        depthwise_alone<T>(z, lane, group, source.data(), in_b, w, sink, n0, tile_count, pair_part::second_alone);
     }
 }
 
@@ -160,7 +169,7 @@ void launch_depthwise_tiles(engine& e, const image_tiles<Geometry>& source, cons
                             std::int64_t first_out, std::int64_t multiplier,
                             const output_tiles<Geometry>& sink, std::int64_t tile_count, cudaStream_t stream) {
     constexpr int T = Geometry::static_extents.tile_extent;
-    const auto kernel = source.tile_slots % 2 != 0 ? depthwise_tiles<Geometry, true> : depthwise_tiles<Geometry, false>;
+    const auto kernel = source.grid.tile_slots % 2 != 0 ? depthwise_tiles<Geometry, true> : depthwise_tiles<Geometry, false>;
     allow_shared_bytes(kernel, fused_shared_bytes(T));
     e.log_launch(reinterpret_cast<const void*>(kernel));
     const std::int64_t pair_count = (tile_count + 1) / 2;

@@ -46,33 +46,71 @@ constexpr std::size_t fused_shared_bytes(int tile_extent) {
     return sizeof(float2) * std::size_t(fused_pairs(tile_extent)) * tile_extent * (tile_extent + 1);
 }
 
-// Input tile n = (channel * batch + b) * tile_slots + tile: the window of x
-// that the tile's outputs see; slots past tiles_per_image are empty. The
-// output row 0 of the pass reads input row first_row (its first output row
-// minus the top padding: negative where the window hangs over the zero
-// padding), output column 0 input column first_col (minus the left padding).
-// Consecutive tiles are `outputs` apart (workspace_layout.hpp, tile_outputs_of).
+// Where tile slot n = (channel * batch + b) * tile_slots + tile of an image
+// or its output sits: the channel, sample b, and the tile's row and column in
+// the image's grid of tiles; slots past tiles_per_image hold no tile. Kernels
+// find a place once (a few 64-bit divisions: long instruction sequences, 19
+// of them per tile pair when every window divided for itself) and step to
+// the next slot.
+struct tile_place {
+    std::int64_t channel, b, tile, row, col;
+    bool exists;
+};
+
+struct tile_grid {
+    std::int64_t batch, tiles_wide, tiles_per_image, tile_slots;
+
+    __device__ tile_place place(std::int64_t n) const {
+        const std::int64_t image = n / tile_slots, tile = n - image * tile_slots;
+        const std::int64_t channel = image / batch, row = tile / tiles_wide;
+        return {channel, image - channel * batch, tile, row, tile - row * tiles_wide, tile < tiles_per_image};
+    }
+    // Slot n + 1, from slot n's place.
+    __device__ tile_place next(tile_place at) const {
+        if (++at.tile == tile_slots) {
+            at.tile = at.row = at.col = 0;
+            if (++at.b == batch) {
+                at.b = 0;
+                ++at.channel;
+            }
+        } else if (++at.col == tiles_wide) {
+            at.col = 0;
+            ++at.row;
+        }
+        at.exists = at.tile < tiles_per_image;
+        return at;
+    }
+};
+
+// Input tile n: the window of x that the tile's outputs see. The output row 0
+// of the pass reads input row first_row (its first output row minus the top
+// padding: negative where the window hangs over the zero padding), output
+// column 0 input column first_col (minus the left padding). Consecutive tiles
+// are `outputs` apart (workspace_layout.hpp, tile_outputs_of).
 template <class Geometry>
 struct image_tiles {
     Geometry geo;
     const float* x;
     tensor_strides strides;
-    std::int64_t batch, height, width;
+    std::int64_t height, width;
     tile_outputs outputs;
-    std::int64_t tiles_wide, tiles_per_image, tile_slots;
+    tile_grid grid;
     std::int64_t first_row, first_col;
     static constexpr float scale = 1.0f;
 
-    __device__ tile_window window(std::int64_t n) const {
-        const std::int64_t tile = n % tile_slots, image = n / tile_slots;
-        if (tile >= tiles_per_image) return tile_window{};
-        const std::int64_t b = image % batch, c = image / batch;
-        const std::int64_t y0 = first_row + (tile / tiles_wide) * outputs.high;
-        const std::int64_t x0 = first_col + (tile % tiles_wide) * outputs.wide;
+    // Tile `at` of the image of channel `channel` (a depthwise output reads
+    // another channel's image than its own).
+    __device__ tile_window window(std::int64_t channel, const tile_place& at) const {
+        if (!at.exists) return tile_window{};
+        const std::int64_t y0 = first_row + at.row * outputs.high, x0 = first_col + at.col * outputs.wide;
         const int t = geo.tile_extent();
-        return {b * strides.batch + c * strides.channel + y0 * strides.row + x0,
+        return {at.b * strides.batch + channel * strides.channel + y0 * strides.row + x0,
                 window_begin(y0, t), window_end(y0, height, t),
                 window_begin(x0, t), window_end(x0, width, t), strides.row};
+    }
+    __device__ tile_window window(std::int64_t n) const {
+        const tile_place at = grid.place(n);
+        return window(at.channel, at);
     }
     __device__ const float* data() const { return x; }
 };
@@ -106,25 +144,38 @@ struct output_tiles {
     Geometry geo;
     float* y;
     tensor_strides strides;
-    std::int64_t batch, out_height, out_width;
+    std::int64_t out_height, out_width;
     tile_outputs outputs;
-    std::int64_t tiles_wide, tiles_per_image, tile_slots;
+    tile_grid grid;
     const float* bias;  // the pass's output channels' (null: none)
 
-    __device__ float bias_of(std::int64_t n) const { return bias == nullptr ? 0.0f : bias[n / tile_slots / batch]; }
+    __device__ float bias_of(const tile_place& at) const { return bias == nullptr ? 0.0f : bias[at.channel]; }
 
-    __device__ tile_window window(std::int64_t n) const {
-        const std::int64_t tile = n % tile_slots, image = n / tile_slots;
-        if (tile >= tiles_per_image) return tile_window{};
-        const std::int64_t b = image % batch, o = image / batch;
+    __device__ tile_window window(const tile_place& at) const {
+        if (!at.exists) return tile_window{};
         const int rows = outputs.high, cols = outputs.wide;
-        const std::int64_t y0 = (tile / tiles_wide) * rows, x0 = (tile % tiles_wide) * cols;
-        return {b * strides.batch + o * strides.channel + y0 * strides.row + x0,
+        const std::int64_t y0 = at.row * rows, x0 = at.col * cols;
+        return {at.b * strides.batch + at.channel * strides.channel + y0 * strides.row + x0,
                 0, clip(rows, out_height - y0),
                 0, clip(cols, out_width - x0), strides.row};
     }
 };
 
+// Where the real and imaginary parts of an inverse transformed pair go: two
+// output windows (empty: not written) and their bias.
+struct output_pair {
+    tile_window real, imag;
+    float real_bias, imag_bias;
+};
+
+// Output tiles n and n + 1 of `sink` (each skipped outside [0, tile_count)).
+template <class Geometry>
+__device__ output_pair output_pair_at(const output_tiles<Geometry>& sink, std::int64_t n, std::int64_t tile_count) {
+    const tile_place a = sink.grid.place(n), b = sink.grid.next(a);
+    const bool real = n < tile_count, imag = n + 1 < tile_count;
+    return {real ? sink.window(a) : tile_window{}, imag ? sink.window(b) : tile_window{},
+            real ? sink.bias_of(a) : 0.0f, imag ? sink.bias_of(b) : 0.0f};
+}
 
 // The stages the fused kernels share. Each block holds `pairs` T x T complex
 // tiles z (pitch T + 1) in shared memory; thread `lane` of a pair works on
@@ -139,25 +190,28 @@ template <int T>
 __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data_a, const tile_window& wa,
                                           const float* data_b, const tile_window& wb, float scale) {
     constexpr int pitch = T + 1, chunk = 16;
-    bool finite = true;
+    float poison = 0.0f;  // stays 0 while every value is finite
+    const bool column_a = lane >= wa.col_begin && lane < wa.cols, column_b = lane >= wb.col_begin && lane < wb.cols;
+    std::int64_t at_a = wa.offset + lane, at_b = wb.offset + lane;  // row 0's, stepped a row at a time
 #pragma unroll 1
     for (int base = 0; base < T; base += chunk) {
         float va[chunk], vb[chunk];
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
             const int r = base + u;
-            va[u] = r >= wa.row_begin && r < wa.rows && lane >= wa.col_begin && lane < wa.cols
-                        ? data_a[wa.offset + r * wa.row_stride + lane] : 0.0f;
-            vb[u] = r >= wb.row_begin && r < wb.rows && lane >= wb.col_begin && lane < wb.cols
-                        ? data_b[wb.offset + r * wb.row_stride + lane] : 0.0f;
+            va[u] = column_a && r >= wa.row_begin && r < wa.rows ? data_a[at_a] : 0.0f;
+            vb[u] = column_b && r >= wb.row_begin && r < wb.rows ? data_b[at_b] : 0.0f;
+            at_a += wa.row_stride;
+            at_b += wb.row_stride;
         }
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
-            finite = finite && isfinite(va[u]) && isfinite(vb[u]);
+            // 0 * v is NaN for v infinite or NaN, and NaN stays in the sum: one FMA per value.
+            poison = fmaf(va[u], 0.0f, fmaf(vb[u], 0.0f, poison));
             z[(base + u) * pitch + lane] = float2{scale * va[u], scale * vb[u]};
         }
     }
-    return finite;
+    return poison == 0.0f;
 }
 
 // Both windows of one array.
@@ -191,24 +245,24 @@ __device__ __forceinline__ void transform_column(const float2* z, int lane, floa
 }
 
 // Output column `lane` of a tile pair from v (v[k] is row
-// bit_reversed<T>.index[k]) straight to y (coalesced across the warp): its
-// first To rows are outputs; the real part is output tile real_tile,
-// imag_sign times the imaginary part tile imag_tile (each skipped when
-// outside [0, tile_count)), each plus its output channel's bias.
-template <int T, class Geometry>
-__device__ __forceinline__ void store_output_column(const float2 (&v)[T], int lane, const output_tiles<Geometry>& sink,
-                                                    std::int64_t real_tile, std::int64_t imag_tile,
-                                                    std::int64_t tile_count, float imag_sign) {
-    const bool real = real_tile >= 0 && real_tile < tile_count, imag = imag_tile >= 0 && imag_tile < tile_count;
-    if (lane >= sink.outputs.wide || !(real || imag)) return;
-    const tile_window wa = real ? sink.window(real_tile) : tile_window{};
-    const tile_window wb = imag ? sink.window(imag_tile) : tile_window{};
-    const float bias_a = real ? sink.bias_of(real_tile) : 0.0f, bias_b = imag ? sink.bias_of(imag_tile) : 0.0f;
+// bit_reversed<T>.index[k]) straight to y (coalesced across the warp): the
+// real part into out.real, imag_sign times the imaginary part into
+// out.imag, each plus its bias. Rows in natural order (bit reversal is its
+// own inverse), each window's offset stepped a row at a time: 64-bit index
+// arithmetic per element was half the instructions of this loop.
+template <int T>
+__device__ __forceinline__ void store_output_column(const float2 (&v)[T], int lane, float* y, const output_pair& out,
+                                                    float imag_sign) {
+    const bool real = lane < out.real.cols, imag = lane < out.imag.cols;
+    if (!(real || imag)) return;
+    std::int64_t at_real = out.real.offset + lane, at_imag = out.imag.offset + lane;
 #pragma unroll
-    for (int k = 0; k < T; ++k) {
-        const int r = bit_reversed<T>.index[k];
-        if (r < wa.rows && lane < wa.cols) sink.y[wa.offset + r * wa.row_stride + lane] = v[k].x + bias_a;
-        if (r < wb.rows && lane < wb.cols) sink.y[wb.offset + r * wb.row_stride + lane] = imag_sign * v[k].y + bias_b;
+    for (int r = 0; r < T; ++r) {
+        const float2 value = v[bit_reversed<T>.index[r]];
+        if (real && r < out.real.rows) y[at_real] = value.x + out.real_bias;
+        if (imag && r < out.imag.rows) y[at_imag] = imag_sign * value.y + out.imag_bias;
+        at_real += out.real.row_stride;
+        at_imag += out.imag.row_stride;
     }
 }
 
@@ -389,7 +443,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
         tile_sync<T>(group);  // every row is in registers before the columns overwrite them
         if (pass == 0 || lane < sink.outputs.wide) fft_in_registers<T, false>(v);
         if (pass == 1) {
-            store_output_column<T>(v, lane, sink, n0, n0 + 1, tile_count, -1.0f);
+            store_output_column<T>(v, lane, sink.y, output_pair_at(sink, n0, tile_count), -1.0f);
             break;
         }
         write_column<T>(z, lane, v);
