@@ -29,15 +29,16 @@ constexpr int threads = 128, rows_per_thread = 8;
 constexpr std::size_t shared_budget = 64 * 1024;  // 3 blocks per SM on the H200
 
 // Cost model (direct_depthwise_seconds): multiply-adds at 12 T/s, a fixed
-// 0.6 ns per plane (its staging and the block's start), x and y once at copy
-// bandwidth. Fitted to H200 runs at 4f95a9f (results/direct-depthwise-4f95a9f):
-// the 14^2 shapes run at 11.9-12.3 T multiply-adds per second between K = 7
-// and K = 27, the 7^2 shapes (65536 planes) take 55 us at K = 3, where there
-// is almost no arithmetic. It predicts 11 of those 13 shapes within 20%
-// (7^2 K13 runs 1.5x, 14^2 K7 1.4x longer). The first version of this model,
-// from the load/store unit's peak, was 1.3-3x optimistic.
+// cost per plane (its staging and the block's start), x and y once at copy
+// bandwidth. Fitted to H200 runs (results/direct-depthwise-4f95a9f and
+// docs/performance.md, v25): the 14^2 shapes run at 11.9-12.3 T
+// multiply-adds per second between K = 7 and K = 27; a plane costs 0.6 ns
+// staged on its own (56^2 to 14^2 planes), 0.25 ns where planes smaller than
+// the block are staged in one loop (7^2: 29 us at K = 3, 45 us at K = 7,
+// 65536 planes). The first version of this model, from the load/store
+// unit's peak, was 1.3-3x optimistic.
 constexpr double multiply_adds_per_second = 12e12;
-constexpr double seconds_per_plane = 0.6e-9;
+constexpr double seconds_per_plane = 0.6e-9, seconds_per_small_plane = 0.25e-9;
 constexpr double bytes_per_second = 3e12;
 constexpr double launch_seconds = 3e-6;
 
@@ -190,8 +191,9 @@ double direct_depthwise_seconds(const problem& p) {
     const double multiply_adds =
         double(g.planes) * double(g.row_blocks * rows_per_thread) * double(g.out_width) * double(g.taps());
     const double bytes = 4.0 * double(p.input_elements() + p.output_elements());
-    return launch_seconds + multiply_adds / multiply_adds_per_second + double(g.planes) * seconds_per_plane +
-           bytes / bytes_per_second;
+    const bool small_planes = g.height * g.width < threads;  // staged in one loop (the kernel's)
+    return launch_seconds + multiply_adds / multiply_adds_per_second +
+           double(g.planes) * (small_planes ? seconds_per_small_plane : seconds_per_plane) + bytes / bytes_per_second;
 }
 
 void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {

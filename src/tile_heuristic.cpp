@@ -20,10 +20,10 @@
 // Depthwise problems on a fused extent run one kernel per tile pair
 // (fused_depthwise.cuh), bound by its FFT arithmetic and shared-memory
 // traffic: a pair costs T^2 log2(T) x fused_pair_seconds_per_point(T), from
-// H200 runs at 4f95a9f/d49d890 (results/direct-depthwise-4f95a9f): 2.5 ps at
-// T = 16 (64 x 1024 x 7^2, K = 7: 32768 pairs in 84 us), 1.9 at T = 32
-// (64 x 512 x 14^2, K = 7: 16384 pairs in 160 us), 1.3 at T = 64
-// (64 x 128 x 56^2, K = 31: 16384 pairs in 525 us). The dispatch weighs this
+// the depthwise suite on the H200 (docs/performance.md, v27): 1.75 ps at
+// T = 16 (64 x 1024 x 7^2, K = 13: 32768 pairs in 58 us), 1.45 at T = 32
+// (64 x 512 x 14^2, K = 27: 16384 pairs in 121 us), 1.1 at T = 64
+// (64 x 128 x 56^2, K = 31: 16384 pairs in 439 us). The dispatch weighs this
 // against the direct depthwise kernel (src/direct_depthwise.cu).
 // Each path adds launch_seconds per kernel it launches (small problems are
 // all launch).
@@ -44,7 +44,7 @@ constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
 constexpr double fused_pair_seconds_per_point(int tile_extent) {  // per T^2 log2(T)
-    return tile_extent <= 16 ? 2.5e-12 : tile_extent <= 32 ? 1.9e-12 : 1.3e-12;
+    return tile_extent <= 16 ? 1.75e-12 : tile_extent <= 32 ? 1.45e-12 : 1.1e-12;
 }
 constexpr double launch_seconds = 3e-6;
 

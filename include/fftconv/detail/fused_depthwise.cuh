@@ -36,9 +36,17 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const flo
     // are free by now (4 round trips to L2 per column, not 8); 8 below (at
     // T = 32, 16 let the compiler hoist them above the FFT: 165 registers).
     constexpr int batch = T >= 64 ? 16 : 8;
+    // Row r of the column: r * freq_cols past its row 0 when stored; the
+    // mirror's row (T - r) % T, i.e. row 0 and then T - r: from a virtual
+    // row T downwards. Pointers stepped a row at a time (an index select and
+    // multiply per element were most of this loop's instructions).
+    const float2* column = w + (stored ? lane : T - lane);
+    const std::ptrdiff_t step = stored ? freq_cols : -freq_cols;
+    const float2* row = column + (stored ? 0 : T * freq_cols);
 #pragma unroll batch
     for (int r = 0; r < T; ++r) {
-        const float2 wr = w[stored ? r * freq_cols + lane : ((T - r) % T) * freq_cols + T - lane];
+        const float2 wr = r == 0 ? column[0] : row[0];
+        row += step;
         const float2 zr = z[r * pitch + lane];
         const float2 c{wr.x, sign * wr.y};
         z[r * pitch + lane] = float2{zr.x * c.x + zr.y * c.y, zr.x * c.y - zr.y * c.x};  // conj(z conj(c))
@@ -100,12 +108,13 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, c
 }
 
 // Blocks per SM the registers must allow. At T = 64 the kernel is
-// latency-bound at its natural 222 registers (2 blocks, 8 warps per SM);
-// capped at 168 it fits 3, as many as shared memory allows. At T = 16 the
-// kernel with a rare path (spanning pairs) took 96 registers, 33 more than
-// without it (the call's), for 5 blocks instead of 8: capped at 64 the
-// common path needs no more, and only the call spills.
-constexpr int depthwise_min_blocks(int tile_extent) { return tile_extent == 64 ? 3 : tile_extent == 16 ? 8 : 0; }
+// latency-bound at its natural 176 registers (2 blocks, 8 warps per SM);
+// capped at 168 it fits 3, as many as shared memory allows, and ran 4-12%
+// faster despite ~60-130 bytes of spill. At T = 16 the kernel with a rare
+// path (spanning pairs) takes 80 registers: 6 blocks ran 7% faster than 8
+// blocks capped at 64 registers, where the cap spilled 200 bytes
+// (docs/performance.md, v27).
+constexpr int depthwise_min_blocks(int tile_extent) { return tile_extent == 64 ? 3 : tile_extent == 16 ? 6 : 0; }
 
 // depthwise_pair for one tile (the rare path of non-finite inputs): not
 // inlined, so that the kernel's registers stay those of the common path;

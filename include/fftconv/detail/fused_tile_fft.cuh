@@ -221,35 +221,35 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data
     return load_pair<T>(z, lane, data, wa, data, wb, scale);
 }
 
-// Row `lane` of z, transformed in place (natural order), when lane < rows:
-// rows past both windows are zero, and so is their transform.
+// Row `lane` of z, transformed in place, when lane < rows: rows past both
+// windows are zero, and so is their transform. (The register FFT takes its
+// input in bit-reversed order: read so, at compile-time indices.)
 template <int T, bool inverse>
 __device__ __forceinline__ void transform_row(float2* z, int lane, int rows = T) {
     constexpr int pitch = T + 1;
     if (lane >= rows) return;
     float2 v[T];
 #pragma unroll
-    for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
+    for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + bit_reversed<T>.index[s]];
     fft_in_registers<T, inverse>(v);
 #pragma unroll
-    for (int k = 0; k < T; ++k) z[lane * pitch + bit_reversed<T>.index[k]] = v[k];
+    for (int k = 0; k < T; ++k) z[lane * pitch + k] = v[k];
 }
 
-// Column `lane` of z, transformed into v (v[k] is row bit_reversed<T>.index[k]).
+// Column `lane` of z, transformed into v (v[k] is row k).
 template <int T, bool inverse>
 __device__ __forceinline__ void transform_column(const float2* z, int lane, float2 (&v)[T]) {
     constexpr int pitch = T + 1;
 #pragma unroll
-    for (int r = 0; r < T; ++r) v[r] = z[r * pitch + lane];
+    for (int r = 0; r < T; ++r) v[r] = z[bit_reversed<T>.index[r] * pitch + lane];
     fft_in_registers<T, inverse>(v);
 }
 
-// Output column `lane` of a tile pair from v (v[k] is row
-// bit_reversed<T>.index[k]) straight to y (coalesced across the warp): the
-// real part into out.real, imag_sign times the imaginary part into
-// out.imag, each plus its bias. Rows in natural order (bit reversal is its
-// own inverse), each window's offset stepped a row at a time: 64-bit index
-// arithmetic per element was half the instructions of this loop.
+// Output column `lane` of a tile pair from v (v[r] is row r) straight to y
+// (coalesced across the warp): the real part into out.real, imag_sign times
+// the imaginary part into out.imag, each plus its bias. Each window's offset
+// stepped a row at a time: 64-bit index arithmetic per element was half the
+// instructions of this loop.
 template <int T>
 __device__ __forceinline__ void store_output_column(const float2 (&v)[T], int lane, float* y, const output_pair& out,
                                                     float imag_sign) {
@@ -258,7 +258,7 @@ __device__ __forceinline__ void store_output_column(const float2 (&v)[T], int la
     std::int64_t at_real = out.real.offset + lane, at_imag = out.imag.offset + lane;
 #pragma unroll
     for (int r = 0; r < T; ++r) {
-        const float2 value = v[bit_reversed<T>.index[r]];
+        const float2 value = v[r];
         if (real && r < out.real.rows) y[at_real] = value.x + out.real_bias;
         if (imag && r < out.imag.rows) y[at_imag] = imag_sign * value.y + out.imag_bias;
         at_real += out.real.row_stride;
@@ -284,9 +284,9 @@ __device__ __forceinline__ void tile_sync(int group) {
 }
 
 // Transposing passes, for kernels that run several passes over one FFT body
-// in a loop: thread `lane` reads row `lane` of z (read_row), transforms it,
-// and writes it back as column `lane` (write_column, natural order from the
-// FFT's bit-reversed one; a tile_sync between, since the column crosses every
+// in a loop: thread `lane` reads row `lane` of z (read_row, in the FFT's
+// bit-reversed input order), transforms it, and writes it back as column
+// `lane` (write_column; a tile_sync between, since the column crosses every
 // row). Each pass transposes, so every pass reads rows and writes columns at
 // compile-time offsets, and two passes are a 2D transform in the tile's own
 // orientation. Why one body: fully unrolled, a 64-point FFT is ~1200
@@ -297,14 +297,14 @@ template <int T>
 __device__ __forceinline__ void read_row(const float2* z, int lane, float2 (&v)[T]) {
     constexpr int pitch = T + 1;
 #pragma unroll
-    for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + s];
+    for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + bit_reversed<T>.index[s]];  // the FFT's input order
 }
 
 template <int T>
 __device__ __forceinline__ void write_column(float2* z, int lane, const float2 (&v)[T]) {
     constexpr int pitch = T + 1;
 #pragma unroll
-    for (int k = 0; k < T; ++k) z[bit_reversed<T>.index[k] * pitch + lane] = v[k];
+    for (int k = 0; k < T; ++k) z[k * pitch + lane] = v[k];
 }
 
 // The unroll factor of forward_tiles' and inverse_tiles' loops of `passes`

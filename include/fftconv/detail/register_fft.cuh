@@ -1,7 +1,8 @@
 // fftconv/detail/register_fft.cuh — a complex FFT of N = 2^p points held in
 // one thread's registers (every index a compile-time constant, so the array
-// never leaves registers), with twiddles computed at compile time in double
-// and rounded once to float.
+// never leaves registers), radix-2 decimation in time with its twiddles as
+// factor and slope (three fused multiply-adds a butterfly half), computed at
+// compile time in double and rounded once to float.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -55,21 +56,6 @@ constexpr cos_sin unit_root(long k, long n) {
     }
 }
 
-// exp(-2*pi*i*k/N) for k < N/2: the forward DIF twiddles; the inverse uses their conjugates.
-template <int N>
-struct twiddle_table {
-    float2 w[N / 2];
-    constexpr twiddle_table() : w{} {
-        for (int k = 0; k < N / 2; ++k) {
-            const cos_sin r = unit_root(k, N);
-            w[k] = float2{float(r.c), float(-r.s)};
-        }
-    }
-};
-
-template <int N>
-__device__ constexpr twiddle_table<N> twiddles{};
-
 __device__ __forceinline__ float2 operator+(float2 a, float2 b) { return {a.x + b.x, a.y + b.y}; }
 __device__ __forceinline__ float2 operator-(float2 a, float2 b) { return {a.x - b.x, a.y - b.y}; }
 __device__ __forceinline__ float2 cmul(float2 a, float2 b) {
@@ -100,39 +86,74 @@ struct bit_reversal_table {
 template <int N>
 __device__ constexpr bit_reversal_table<N> bit_reversed{};
 
-// One radix-2 decimation-in-frequency stage of butterflies `Span` apart,
-// then the next. Template recursion, so every index is a constant.
+// A twiddle w = (c, s) as a factor and a slope, for butterflies a +- w b in
+// three fused multiply-adds per component pair: w b = f (b.x - q b.y, b.y + q b.x)
+// with f = c, q = s / c where |c| >= |s|, and w b = f (q b.x - b.y, q b.y + b.x)
+// with f = s, q = c / s otherwise (|q| <= 1 either way, so no rounding grows).
+// Six instructions a butterfly, not eight (a complex multiply, then two
+// complex adds). Computed at compile time in double, rounded once.
+struct slope_twiddle {
+    float factor, slope;
+    bool cosine_major;  // f = c (else f = s)
+};
+
+// exp(-2 pi i k / N) for k < N/2: the forward DIT twiddles as slopes; the
+// inverse uses their conjugates (s negated).
+template <int N, bool Inverse>
+struct slope_table {
+    slope_twiddle w[N / 2];
+    constexpr slope_table() : w{} {
+        for (int k = 0; k < N / 2; ++k) {
+            const cos_sin r = unit_root(k, N);
+            const double c = r.c, sn = Inverse ? r.s : -r.s;
+            const bool major = (c < 0 ? -c : c) >= (sn < 0 ? -sn : sn);
+            w[k] = major ? slope_twiddle{float(c), float(sn / c), true} : slope_twiddle{float(sn), float(c / sn), false};
+        }
+    }
+};
+
+template <int N, bool Inverse>
+__device__ constexpr slope_table<N, Inverse> slopes{};
+
+// One radix-2 decimation-in-time stage of butterflies `Span` apart, then the
+// next (twice the span). Template recursion, so every index is a constant.
 template <int N, int Span, bool Inverse>
-__device__ __forceinline__ void dif_stages(float2 (&v)[N]) {
+__device__ __forceinline__ void dit_stages(float2 (&v)[N]) {
 #pragma unroll
     for (int group = 0; group < N; group += 2 * Span) {
 #pragma unroll
         for (int j = 0; j < Span; ++j) {
             const float2 a = v[group + j];
             const float2 b = v[group + j + Span];
-            v[group + j] = a + b;
-            const float2 d = a - b;
-            if (j == 0) {
-                v[group + j + Span] = d;
-            } else if (j * (N / (2 * Span)) == N / 4) {
-                // The twiddle is -i (forward) or +i (inverse): a swap, no multiply.
-                v[group + j + Span] = Inverse ? float2{-d.y, d.x} : float2{d.y, -d.x};
+            const int k = j * (N / (2 * Span));  // the twiddle W_N^k
+            if (k == 0) {
+                v[group + j] = a + b;
+                v[group + j + Span] = a - b;
+            } else if (k == N / 4) {
+                // W = -i (forward) or +i (inverse): a swap, no multiply.
+                const float2 t = Inverse ? float2{-b.y, b.x} : float2{b.y, -b.x};
+                v[group + j] = a + t;
+                v[group + j + Span] = a - t;
             } else {
-                const float2 w = twiddles<N>.w[j * (N / (2 * Span))];
-                v[group + j + Span] = cmul(d, Inverse ? conj(w) : w);
+                const slope_twiddle w = slopes<N, Inverse>.w[k];
+                const float2 u = w.cosine_major ? float2{fmaf(-w.slope, b.y, b.x), fmaf(w.slope, b.x, b.y)}
+                                                : float2{fmaf(w.slope, b.x, -b.y), fmaf(w.slope, b.y, b.x)};
+                v[group + j] = float2{fmaf(w.factor, u.x, a.x), fmaf(w.factor, u.y, a.y)};
+                v[group + j + Span] = float2{fmaf(-w.factor, u.x, a.x), fmaf(-w.factor, u.y, a.y)};
             }
         }
     }
-    if constexpr (Span > 1) dif_stages<N, Span / 2, Inverse>(v);
+    if constexpr (2 * Span < N) dit_stages<N, 2 * Span, Inverse>(v);
 }
 
-// In-place radix-2 decimation in frequency: natural order in, bit-reversed
-// order out (v[k] holds X[bit_reverse(k, N)]). Inverse = conjugate twiddles,
-// unnormalised (like cuFFT).
+// In-place radix-2 decimation in time: bit-reversed order in (v[k] holds
+// x[bit_reverse(k, N)]), natural order out (v[k] holds X[k]). Callers read
+// their input through bit_reversed<N> (compile-time indices: free) and store
+// the result in order. Inverse = conjugate twiddles, unnormalised (like cuFFT).
 template <int N, bool Inverse>
 __device__ __forceinline__ void fft_in_registers(float2 (&v)[N]) {
     static_assert(is_power_of_two(N) && N >= 2, "register FFTs are radix-2");
-    dif_stages<N, N / 2, Inverse>(v);
+    dit_stages<N, 1, Inverse>(v);
 }
 
 }  // namespace fftconv::detail
