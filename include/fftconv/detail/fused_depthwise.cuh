@@ -38,14 +38,13 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const flo
     constexpr int batch = T >= 64 ? 16 : 8;
     // Row r of the column: r * freq_cols past its row 0 when stored; the
     // mirror's row (T - r) % T, i.e. row 0 and then T - r: from a virtual
-    // row T downwards. Pointers stepped a row at a time (an index select and
+    // row T downwards. Offsets stepped a row at a time (an index select and
     // multiply per element were most of this loop's instructions).
-    const float2* column = w + (stored ? lane : T - lane);
-    const std::ptrdiff_t step = stored ? freq_cols : -freq_cols;
-    const float2* row = column + (stored ? 0 : T * freq_cols);
+    const int column = stored ? lane : T - lane, step = stored ? freq_cols : -freq_cols;
+    int row = column + (stored ? 0 : T * freq_cols);  // 32-bit offsets: fewer registers than pointers
 #pragma unroll batch
     for (int r = 0; r < T; ++r) {
-        const float2 wr = r == 0 ? column[0] : row[0];
+        const float2 wr = w[r == 0 ? column : row];
         row += step;
         const float2 zr = z[r * pitch + lane];
         const float2 c{wr.x, sign * wr.y};
