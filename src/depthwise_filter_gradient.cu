@@ -56,12 +56,6 @@ struct gradient_geometry {
     std::int64_t per_split, splits;  // positions per split (even), splits per channel
     std::int64_t first_out;          // the launch's output channel 0
 
-    // Position q of output channel o: the window of xpad (of_x) or the dy
-    // block, empty past `end`.
-    __device__ tile_window window(bool of_x, std::int64_t o, std::int64_t q, std::int64_t end) const {
-        if (q >= end) return tile_window{};
-        return of_x ? at.x_window(o / multiplier, q) : at.dy_block(o, q);
-    }
 };
 
 gradient_geometry geometry_of(const problem& p) {
@@ -93,9 +87,18 @@ __global__ void __launch_bounds__(threads, 3)
 #pragma unroll
     for (int j = 0; j < owned_bins; ++j) sum[j] = float2{0.0f, 0.0f};
 
+    // Group 0 reads input channel c's windows of xpad, group 1 channel o's
+    // dy blocks, at positions q and q + 1 (empty past `end`).
+    const std::int64_t c = o / g.multiplier;
+    auto window = [&](const gradient_positions::place& at, std::int64_t q) {
+        return q >= end ? tile_window{} : group == 0 ? g.at.x_window(c, at) : g.at.dy_block(o, at);
+    };
+    gradient_positions::place at = g.at.place_of(begin);
 #pragma unroll 1
     for (std::int64_t first = begin; first < end; first += 2) {
-        const tile_window wa = g.window(group == 0, o, first, end), wb = g.window(group == 0, o, first + 1, end);
+        const gradient_positions::place second = g.at.next(at);
+        const tile_window wa = window(at, first), wb = window(second, first + 1);
+        at = g.at.next(second);
         load_pair<tile>(z, lane, group == 0 ? x : dy, wa, wb, 1.0f);
         __syncthreads();
         // Rows, then columns: two transposing passes over one FFT body.

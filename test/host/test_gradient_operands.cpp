@@ -191,6 +191,12 @@ TEST_CASE("the filter gradient's windows and dy blocks sum to the definition on 
         const std::vector<float> x = random_vector(p.input_elements(), rng);
         const std::vector<float> dy = random_vector(p.output_elements(), rng);
         const detail::gradient_positions at = detail::positions_of(p, tile);
+        // Stepping from a place is finding the next position's place.
+        detail::gradient_positions::place stepped = at.place_of(0);
+        for (std::int64_t q = 0; q < at.count(); ++q, stepped = at.next(stepped)) {
+            const detail::gradient_positions::place found = at.place_of(q);
+            CHECK((stepped.b == found.b && stepped.row == found.row && stepped.col == found.col));
+        }
         const std::int64_t cg = p.group_in_channels(), og = p.group_out_channels();
         const std::int64_t kh = p.kernel.height, kw = p.kernel.width;
         // A tile of the grid from a window: zero outside it.
