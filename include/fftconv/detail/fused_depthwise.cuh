@@ -60,12 +60,12 @@ enum class pair_part { both, first_alone, second_alone };
 // Input windows in_real + i in_imag of x (empty: none) -> z, transformed,
 // times conj(W) of the filter `w` (the output channel's spectrum, its bins
 // contiguous), inverse transformed, written to output tiles n, n + 1 of
-// `sink` as `part` says (those in [0, tile_count)). Their windows are found
-// after the transforms, not kept through them (at T = 64 that spilled). With check_finite,
-// returns false right after the load when a loaded value (in any thread of
-// the block) is not finite; else true. (Checking the loaded values measured
-// cheaper in registers than checking the spectrum's DC bin: 222 against 255
-// at T = 64.)
+// `sink` as `part` says (those in [0, tile_count)); their windows are found
+// after the transforms, not kept through them (at T = 64 that spilled). With
+// check_finite, returns false right after the load when a loaded value (in
+// any thread of the block) is not finite; else true. (Checking the loaded
+// values measured cheaper in registers than checking the spectrum's DC bin:
+// 222 against 255 at T = 64.)
 //
 // Four transposing passes (fused_tile_fft.cuh, read_row) over one FFT body:
 // the input's rows, the columns (times conj(W)), the rows again, the columns
@@ -108,8 +108,8 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, c
 
 // Blocks per SM the registers must allow. At T = 64 the kernel is
 // latency-bound at its natural 176 registers (2 blocks, 8 warps per SM);
-// capped at 168 it fits 3, as many as shared memory allows, and ran 4-12%
-// faster despite ~60-130 bytes of spill. At T = 16 the kernel with a rare
+// capped at 168 it fits 3, as many as shared memory allows, and ran 6-13%
+// faster despite 84-132 bytes of spill. At T = 16 the kernel with a rare
 // path (spanning pairs) takes 80 registers: 6 blocks ran 7% faster than 8
 // blocks capped at 64 registers, where the cap spilled 200 bytes
 // (docs/performance.md, v27).
@@ -138,9 +138,9 @@ __device__ __noinline__ void depthwise_alone(float2* z, int lane, int group, con
 // non-finite input would then reach the other sample, so a block whose pairs
 // hold one transforms each of its tiles alone (imaginary part zero), and only
 // the tiles whose window holds it see it. Without, a pair is two tiles of one
-// image and the check costs nothing. The rare path runs the same call in a
-// loop (a second call site, or a function not inlined, cost registers or
-// copies of source and sink in local memory).
+// image and the check costs nothing. The rare path is a call of its own
+// (depthwise_alone): a second inlined copy, or a loop around one, cost the
+// common path registers (T = 32: 160 in a loop, against 128).
 template <class Geometry, bool spanning_pairs>
 __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent),
                                   depthwise_min_blocks(Geometry::static_extents.tile_extent))
