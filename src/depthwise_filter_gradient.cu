@@ -182,10 +182,9 @@ __global__ void __launch_bounds__(tile) inverse_to_filter(gradient_geometry g, c
     const bool column_sees = tap_sees_input(lane, g.at.out_width, g.at.pad_width, g.at.width);
 #pragma unroll
     for (int k = 0; k < tile; ++k) {
-        const int u = k;  // v[k] is row k
-        if (u < g.kernel_height) {
-            const bool sees = column_sees && tap_sees_input(u, g.at.out_height, g.at.pad_height, g.at.height);
-            dw[(o * g.kernel_height + u) * g.kernel_width + lane] = sees ? v[k].x : 0.0f;
+        if (k < g.kernel_height) {  // v[k] is row k
+            const bool sees = column_sees && tap_sees_input(k, g.at.out_height, g.at.pad_height, g.at.height);
+            dw[(o * g.kernel_height + k) * g.kernel_width + lane] = sees ? v[k].x : 0.0f;
         }
     }
 }

@@ -98,19 +98,20 @@ double detail::estimated_seconds(const problem& p, int tile_extent) {
 int choose_tile_extent(const problem& p) {
     validate(p);
     const std::int64_t k = std::max(p.kernel.height, p.kernel.width);  // a tile holds the kernel both ways
-    // Past the extent where one tile covers the whole output, larger tiles
-    // only add zeros; and past 8 K (or 512) the K - 1 overlap is already
-    // paid back, so the cost model only grows there. Those two bounds keep
-    // the search to a few hundred candidates whatever the image size, and
+    // Past the extent where one overlap-save tile holds the whole output
+    // (a tile covering the padded image may be smaller: tile_outputs_along),
+    // larger tiles only add zeros; and past 8 K (or 512) the K - 1 overlap is
+    // already paid back, so the cost model only grows there. Those two bounds
+    // keep the search to a few hundred candidates whatever the image size, and
     // keep T * T far from the 2^31 that 32-bit tile arithmetic would wrap at.
-    const std::int64_t covering = next_friendly(std::max(p.out_height(), p.out_width()) + k - 1);
+    const std::int64_t whole_output = next_friendly(std::max(p.out_height(), p.out_width()) + k - 1);
     const std::int64_t smallest = next_friendly(k);
-    const std::int64_t largest = std::max(smallest, std::min(covering, std::max<std::int64_t>(8 * k, 512)));
+    const std::int64_t largest = std::max(smallest, std::min(whole_output, std::max<std::int64_t>(8 * k, 512)));
     std::int64_t best = smallest;
     double best_seconds = std::numeric_limits<double>::infinity();
     std::vector<std::int64_t> candidates = fft_friendly_extents(smallest, largest);
     // A depthwise problem on a fused extent is one kernel from image to y, so
-    // a fused tile larger than the covering one can still beat a cuFFT tile
+    // a fused tile larger than whole_output can still beat a cuFFT tile
     // that just covers: let the model weigh them.
     if (detail::is_depthwise(p))
         for (const int t : {16, 32, 64})

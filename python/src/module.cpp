@@ -296,7 +296,8 @@ PYBIND11_MODULE(_native, m) {
         .def_property_readonly("kernel", [](const dispatch_decision& d) { return geometry_kernel(d.geometry); },
                                "(height, width) of the kernel.")
         .def_property_readonly("out_tile", [](const dispatch_decision& d) { return geometry_out_tile(d.geometry); },
-                               "Outputs per tile (rows, columns): tile_extent - kernel + 1.")
+                               "Outputs per tile (rows, columns) of overlap-save: tile_extent - kernel + 1 "
+                               "(along an axis where one tile covers the padded image, it yields every output).")
         .def_property_readonly("in_channels", [](const dispatch_decision& d) { return d.geometry.in_channels(); })
         .def_property_readonly("out_channels", [](const dispatch_decision& d) { return d.geometry.out_channels(); })
         .def("__repr__", [](const dispatch_decision& d) {

@@ -184,6 +184,7 @@ TEST_CASE("passes under a workspace limit keep padding, groups and bias right") 
     for (const limited_case& c : {
              limited_case{make(1, 48, 40, 150, 70, 9, same_padding(9), 4), 32, 0},
              limited_case{make(1, 48, 40, 150, 70, 9, same_padding(9), 4), 24, 0},
+             limited_case{make(1, 48, 40, 150, 20, 9, same_padding(9), 4), 32, 0},  // one tile covers the width
              limited_case{make(1, 64, 60, 20, 400, 5, same_padding(5), 4), 32, 20},  // 20: cuts group 1 (15..29)
              limited_case{make(2, 8, 16, 150, 70, 9, same_padding(9), 8), 32, 8},    // depthwise, multiplier 2
              limited_case{make(2, 8, 16, 150, 70, 9, same_padding(9), 8), 24, 8},

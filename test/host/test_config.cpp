@@ -38,7 +38,7 @@ void check_compiled_geometry() {
     using geo = geometry_of<Cfg>;
     static_assert(geo::compiled && geo::static_extents == Cfg);
     constexpr geo g{};
-    constexpr int out_tile = g.out_tile_height();     // constant expressions: folded in kernels
+    constexpr int out_tile = g.out_tile_height();     // constant expressions
     static_assert(g.out_tile_width() == out_tile);    // a compiled kernel is square
     constexpr std::int64_t bins = g.freq_bins();
     constexpr std::int64_t in_channels = g.in_channels();
@@ -114,52 +114,52 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
     for (std::int64_t h : {1, 2, 7, 31, 64, 129}) {
         for (std::int64_t k : {1, 2, 3, 8}) {
             for (std::int64_t pad : {0, 1, 4}) {
-            if (k > h + 2 * pad) continue;
-            for (int t : {8, 9, 16, 17, 32, 48, 64}) {
-                if (t < k) continue;
-                const problem p{.batch = 2, .in_channels = 3, .out_channels = 5, .height = h, .width = h + 3,
-                                .kernel = k, .padding = pad};
-                const detail::workspace_layout tl = detail::make_layout(p, t);
-                CAPTURE(h);
-                CAPTURE(k);
-                CAPTURE(pad);
-                CAPTURE(t);
-                // T - K + 1 outputs per tile, or all of them where one tile covers the padded image.
-                const int to = t - int(k) + 1;
-                CHECK(tl.outputs.high == (t >= h + pad && t >= p.out_height() ? p.out_height() : to));
-                CHECK(tl.outputs.wide == (t >= h + 3 + pad && t >= p.out_width() ? p.out_width() : to));
-                CHECK(tl.outputs.high >= std::min<std::int64_t>(to, p.out_height()));
-                CHECK(tl.tiles_high * tl.outputs.high >= p.out_height());
-                CHECK((tl.tiles_high - 1) * tl.outputs.high < p.out_height());
-                CHECK(tl.tiles_wide * tl.outputs.wide >= p.out_width());
-                CHECK((tl.tiles_wide - 1) * tl.outputs.wide < p.out_width());
-                CHECK(tl.tiles_per_image == tl.tiles_high * tl.tiles_wide);
-                // Fused tiles pair (n, n + 1): every image has an even number of slots.
-                CHECK(tl.tile_slots == (tl.geometry.fused() && tl.tiles_per_image % 2 == 1 ? tl.tiles_per_image + 1
-                                                                                 : tl.tiles_per_image));
-                CHECK(tl.gemm_rows == p.batch * tl.tile_slots);
-                // Fused transforms need no real tiles; otherwise every real
-                // stage fits the shared real buffer.
-                CHECK(tl.geometry.fused() == (t == 16 || t == 32 || t == 64));
-                CHECK(tl.input_transforms == p.in_channels * tl.gemm_rows);
-                CHECK(tl.output_transforms == p.out_channels * tl.gemm_rows);
-                CHECK(tl.filter_transforms == p.in_channels * p.out_channels);
-                if (tl.geometry.fused()) {
-                    CHECK(tl.real_elements == 0);
-                } else {
-                    CHECK(tl.real_elements >= p.in_channels * tl.gemm_rows * t * t);
-                    CHECK(tl.real_elements >= p.out_channels * tl.gemm_rows * t * t);
-                    CHECK(tl.real_elements >= p.in_channels * p.out_channels * t * t);
+                if (k > h + 2 * pad) continue;
+                for (int t : {8, 9, 16, 17, 32, 48, 64}) {
+                    if (t < k) continue;
+                    const problem p{.batch = 2, .in_channels = 3, .out_channels = 5, .height = h, .width = h + 3,
+                                    .kernel = k, .padding = pad};
+                    const detail::workspace_layout tl = detail::make_layout(p, t);
+                    CAPTURE(h);
+                    CAPTURE(k);
+                    CAPTURE(pad);
+                    CAPTURE(t);
+                    // T - K + 1 outputs per tile, or all of them where one tile covers the padded image.
+                    const int to = t - int(k) + 1;
+                    CHECK(tl.outputs.high == (t >= h + pad && t >= p.out_height() ? p.out_height() : to));
+                    CHECK(tl.outputs.wide == (t >= h + 3 + pad && t >= p.out_width() ? p.out_width() : to));
+                    CHECK(tl.outputs.high >= std::min<std::int64_t>(to, p.out_height()));
+                    CHECK(tl.tiles_high * tl.outputs.high >= p.out_height());
+                    CHECK((tl.tiles_high - 1) * tl.outputs.high < p.out_height());
+                    CHECK(tl.tiles_wide * tl.outputs.wide >= p.out_width());
+                    CHECK((tl.tiles_wide - 1) * tl.outputs.wide < p.out_width());
+                    CHECK(tl.tiles_per_image == tl.tiles_high * tl.tiles_wide);
+                    // Fused tiles pair (n, n + 1): every image has an even number of slots.
+                    CHECK(tl.tile_slots == (tl.geometry.fused() && tl.tiles_per_image % 2 == 1 ? tl.tiles_per_image + 1
+                                                                                     : tl.tiles_per_image));
+                    CHECK(tl.gemm_rows == p.batch * tl.tile_slots);
+                    // Fused transforms need no real tiles; otherwise every real
+                    // stage fits the shared real buffer.
+                    CHECK(tl.geometry.fused() == (t == 16 || t == 32 || t == 64));
+                    CHECK(tl.input_transforms == p.in_channels * tl.gemm_rows);
+                    CHECK(tl.output_transforms == p.out_channels * tl.gemm_rows);
+                    CHECK(tl.filter_transforms == p.in_channels * p.out_channels);
+                    if (tl.geometry.fused()) {
+                        CHECK(tl.real_elements == 0);
+                    } else {
+                        CHECK(tl.real_elements >= p.in_channels * tl.gemm_rows * t * t);
+                        CHECK(tl.real_elements >= p.out_channels * tl.gemm_rows * t * t);
+                        CHECK(tl.real_elements >= p.in_channels * p.out_channels * t * t);
+                    }
+                    // Regions are aligned, ordered and large enough.
+                    CHECK(tl.input_spectrum_offset() % detail::workspace_alignment == 0);
+                    CHECK(tl.filter_spectrum_offset() - tl.input_spectrum_offset() >=
+                          tl.geometry.complex_bytes() * std::size_t(tl.input_spectrum_elements));
+                    CHECK(tl.output_spectrum_offset() - tl.filter_spectrum_offset() >=
+                          tl.geometry.complex_bytes() * std::size_t(tl.filter_spectrum_elements));
+                    CHECK(tl.fft_work_offset() - tl.output_spectrum_offset() >=
+                          tl.geometry.complex_bytes() * std::size_t(tl.output_spectrum_elements));
                 }
-                // Regions are aligned, ordered and large enough.
-                CHECK(tl.input_spectrum_offset() % detail::workspace_alignment == 0);
-                CHECK(tl.filter_spectrum_offset() - tl.input_spectrum_offset() >=
-                      tl.geometry.complex_bytes() * std::size_t(tl.input_spectrum_elements));
-                CHECK(tl.output_spectrum_offset() - tl.filter_spectrum_offset() >=
-                      tl.geometry.complex_bytes() * std::size_t(tl.filter_spectrum_elements));
-                CHECK(tl.fft_work_offset() - tl.output_spectrum_offset() >=
-                      tl.geometry.complex_bytes() * std::size_t(tl.output_spectrum_elements));
-            }
             }
         }
     }
@@ -252,6 +252,11 @@ TEST_CASE("passes cover every output exactly once, on the tiles of the whole pro
                     CHECK(q.in_channels == p.in_channels);
                     CHECK(q.out_width() == p.out_width());
                     const std::int64_t row0 = r0 * out_tile;  // a pass starts on a tile boundary
+                    // A pass's tiles are the whole problem's: the same outputs per tile across
+                    // the width (kept padded), and along the height unless the pass is one band.
+                    const detail::workspace_layout l = detail::make_layout(q, t);
+                    CHECK(l.outputs.wide == detail::tile_outputs_of(p, t).wide);
+                    CHECK((l.tiles_high == 1 || l.outputs.high == out_tile));
                     for (std::int64_t b = 0; b < q.batch; ++b)
                         for (std::int64_t o = 0; o < q.out_channels; ++o)
                             for (std::int64_t i = 0; i < q.out_height(); ++i)

@@ -78,7 +78,11 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, c
                                                const output_tiles<Geometry>& sink, std::int64_t n,
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
     const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f);
-    if (!__syncthreads_and(finite || !check_finite)) return false;
+    if (check_finite) {
+        if (!__syncthreads_and(finite)) return false;
+    } else {
+        __syncthreads();  // a plain barrier where nothing is checked (no reduction)
+    }
     // The input rows either window holds: the others are zero, and so is their FFT.
     const int rows = max(in_real.rows, in_imag.rows), first_row = first_window_row(in_real, in_imag);
 

@@ -181,6 +181,22 @@ __device__ output_pair output_pair_at(const output_tiles<Geometry>& sink, std::i
 // tiles z (pitch T + 1) in shared memory; thread `lane` of a pair works on
 // row `lane` or column `lane` of its tile.
 
+// The windows of a source's tiles n and n + 1 (each left empty outside
+// [0, tile_count)): for an image, one place found and stepped to the next.
+template <class Source>
+__device__ void pair_windows(const Source& source, std::int64_t n, std::int64_t tile_count, tile_window& a,
+                             tile_window& b) {
+    if (n < tile_count) a = source.window(n);
+    if (n + 1 < tile_count) b = source.window(n + 1);
+}
+template <class Geometry>
+__device__ void pair_windows(const image_tiles<Geometry>& source, std::int64_t n, std::int64_t tile_count,
+                             tile_window& a, tile_window& b) {
+    const tile_place first = source.grid.place(n), second = source.grid.next(first);
+    if (n < tile_count) a = source.window(first.channel, first);
+    if (n + 1 < tile_count) b = source.window(second.channel, second);
+}
+
 // Element (0, column) of a window of a tensor in global memory, stepped a
 // row at a time, as a byte address: as a pointer it would point outside the
 // tensor for rows over the padding (never read or written there); index
@@ -354,8 +370,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
 
     // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
     tile_window wa = tile_window{}, wb = tile_window{};
-    if (n0 < tile_count) wa = source.window(n0);
-    if (n0 + 1 < tile_count) wb = source.window(n0 + 1);
+    pair_windows(source, n0, tile_count, wa, wb);
     load_pair<T>(z, lane, source.data(), wa, wb, source.scale);
     __syncthreads();
     // Rows, then columns: two transposing passes over one FFT body. Rows
@@ -393,9 +408,10 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     }
 }
 
-// spectrum[bin * bin_stride + n] -> the valid To x To of real tile n, written
-// into y, for tiles n in [first_tile, tile_count) (first_tile even), from
-// pair `first_pair` of that range on.
+// spectrum[bin * bin_stride + n] -> the valid outputs of real tile n
+// (sink.outputs.high x sink.outputs.wide, clipped), written into y, for tiles
+// n in [first_tile, tile_count) (first_tile even), from pair `first_pair` of
+// that range on.
 template <class Geometry>
 __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
     inverse_tiles(const float2* __restrict__ spectrum, std::int64_t first_tile, std::int64_t tile_count,
@@ -447,8 +463,8 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     }
     __syncthreads();
 
-    // Rows (all of them), then only the first To columns, whose first To
-    // rows are the outputs, straight to y: two transposing passes over one
+    // Rows (all of them), then only the first outputs.wide columns, whose
+    // first outputs.high rows are the outputs, straight to y: two transposing passes over one
     // FFT body; the result is conj(a + i b), its imaginary part negated on
     // the way out.
     float2* z = shared + group * T * pitch;

@@ -58,10 +58,6 @@ constexpr cos_sin unit_root(long k, long n) {
 
 __device__ __forceinline__ float2 operator+(float2 a, float2 b) { return {a.x + b.x, a.y + b.y}; }
 __device__ __forceinline__ float2 operator-(float2 a, float2 b) { return {a.x - b.x, a.y - b.y}; }
-__device__ __forceinline__ float2 cmul(float2 a, float2 b) {
-    return {a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x};
-}
-__device__ __forceinline__ float2 conj(float2 a) { return {a.x, -a.y}; }
 
 __host__ __device__ constexpr int bit_reverse(int k, int n) {
     int r = 0;
