@@ -73,7 +73,7 @@ constexpr std::int64_t bins_of(int tile) { return std::int64_t{tile} * (tile / 2
 // points: the transforms of x's windows and dy's blocks, the GEMM, the
 // inverse transforms and, with several chunks, their double sums. The
 // figures are the kernels' at 128^2 K16 C64 B4 on the H200 (ncu,
-// results/filter-gradient-tensor-*): on 32 points 3.8 ps per transformed
+// results/filter-gradient-*): on 32 points 3.8 ps per transformed
 // point, the tensor-core GEMM at 32 TFLOP/s (depth 196), 3.6 ps per inverse
 // point; on 64 points 6.3 ps, 24 TFLOP/s (depth 36) and 4.35 ps; the sums
 // 40 bytes per element of out and chunk (a float2 read, a double2 read and

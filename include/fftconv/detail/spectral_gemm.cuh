@@ -83,7 +83,7 @@ struct tf32_pair {
 // a mask, which carried the GPU's NaN (0x7fffffff) into the sign bit and left
 // -0: a NaN in x gave finite outputs. It is also fewer instructions: at
 // 128^2 K16 C64 B4's filter-gradient GEMM 32.8M against 35.5M, 105.5 against
-// 108.9 us (ncu, H200, results/filter-gradient-tensor-*).
+// 108.9 us (ncu, H200, results/filter-gradient-*).
 __device__ __forceinline__ tf32_pair split_tf32(float x) {
     constexpr std::uint32_t half_ulp = 0x1000u;
     std::uint32_t big;
