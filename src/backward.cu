@@ -136,10 +136,13 @@ scratch_layout filter_scratch(const problem& p) {
     return scratch_layout{q.input_elements(), q.filter_elements(), q.output_elements()};
 }
 
-// The GEMM path's scratch, then its transposed result [Cg][Cout][Kh][Kw].
-scratch_layout gemm_scratch(const problem& p) {
-    return scratch_layout{std::int64_t(detail::filter_gradient_gemm_scratch(p) / sizeof(float)),
-                          p.group_in_channels() * p.out_channels * p.kernel.height * p.kernel.width};
+// dw[o][c][u][v] = 0 where tap (u, v) sees only padding (the transforms
+// leave rounding noise there: filter_gradient_result). Launched only where
+// the problem has such taps.
+__global__ void zero_unseen_taps(float* __restrict__ dw, detail::filter_gradient_result taps, std::int64_t total) {
+    for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
+         t += std::int64_t(gridDim.x) * blockDim.x)
+        if (!taps.sees(t)) dw[t] = 0.0f;
 }
 
 // Which of the three ways computes the filter gradient of `p`.
@@ -154,7 +157,7 @@ filter_path filter_path_of(const problem& p) {
 std::size_t filter_scratch_bytes(const problem& p) {
     switch (filter_path_of(p)) {
         case filter_path::depthwise: return detail::depthwise_filter_gradient_scratch(p);
-        case filter_path::gemm: return gemm_scratch(p).bytes;
+        case filter_path::gemm: return detail::filter_gradient_gemm_scratch(p);
         case filter_path::general: break;
     }
     return filter_scratch(p).bytes;
@@ -202,11 +205,12 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
     if (path == filter_path::depthwise) {
         detail::depthwise_filter_gradient(e, p, x, dy, dw, e.scratch(filter_scratch_bytes(p)));
     } else if (path == filter_path::gemm) {
-        const scratch_layout layout = gemm_scratch(p);
-        void* scratch = e.scratch(layout.bytes);
-        float* result = layout.at(scratch, 1);
-        detail::filter_gradient_gemm(e, p, x, dy, result, scratch);
-        launch_rearrange(result, dw, detail::filter_gradient_transpose(p), p.filter_elements(), e.stream());
+        detail::filter_gradient_gemm(e, p, x, dy, dw, e.scratch(filter_scratch_bytes(p)));
+        if (detail::has_unseen_taps(p)) {
+            zero_unseen_taps<<<blocks_for(p.filter_elements()), block_threads, 0, e.stream()>>>(
+                dw, detail::filter_gradient_transpose(p), p.filter_elements());
+            FFTCONV_CHECK_LAUNCH();
+        }
     } else {
         const problem q = detail::filter_gradient_problem(p);
         const scratch_layout layout = filter_scratch(p);

@@ -1,18 +1,25 @@
 // src/filter_gradient_gemm.cu — see filter_gradient_gemm.hpp.
 //
-// Per chunk of positions [first, first + count): tile n = channel * stride +
-// q of the chunk (stride = count rounded up to even, so a transform pair
-// never spans two channels). X is [bin][c][q], D [bin][o][q]; per bin and
-// group the GEMM
-//   out (Og x Cg, column-major, ld = slots) = D^H (Og x stride) X (stride x Cg)
-// gives out[c * slots + o] = sum_q X_c[q] conj(D_o[q]), slots = Cout rounded
-// up to even (the spare slot zero), so the inverse transform's pairs are
-// (c, o) and (c, o ^ 1): a non-finite value in x's channel c or dy's channel
-// o reaches dw[o][c] whole (the transforms spread it over the taps), and at
-// most dw[o ^ 1][c] besides. Chunks after the first are summed in double
-// (sum_chunks): their count grows with batch x blocks. D carries the
-// inverse's 1/T^2. cuBLAS's FP32 CGEMM (FFMA, never TF32: the engine's math
-// mode).
+// Per chunk of positions [first, first + count): x's tile n = q * x_slots +
+// c, dy's n = q * dy_slots + o (q the position within the chunk, slots the
+// channel counts rounded up to even, the spare slot an empty tile), so X is
+// [bin][q][c] and D [bin][q][o], and a transform pair is two channels at one
+// position. Per bin and group the GEMM
+//   out[o][c] = sum_q X_c[q] conj(D_o[q])     (c within o's group)
+// leaves out [bin][o][c_slot], c_slot < cg_slots (the group's input channels
+// rounded up to even, the spare slot zero), so the inverse transform's tile
+// n = o * cg_slots + c writes dw[o][c] in place and its pairs are (c, c ^ 1)
+// of one output channel. Non-finite values: one in x's channel c reaches
+// dw[:, c] whole (the transforms spread it over the taps) and at most
+// dw[:, c ^ 1] besides (the transform and inverse pairs); one in dy's channel
+// o reaches dw[o] and at most dw[o ^ 1]. Chunks after the first are summed in
+// double (sum_chunks): their count grows with batch x blocks. D carries the
+// inverse's 1/T^2.
+//
+// The GEMM: with one group, our split-TF32 tensor-core kernel
+// (spectral_gemm.hpp: input X, rows = x_slots; filter D, its out channels
+// dy_slots; output [o][row]) where it pays, else cuBLAS's FP32 CGEMM (FFMA,
+// never TF32: the engine's math mode), out = X D^H per bin and group.
 #include "filter_gradient_gemm.hpp"
 
 #include <algorithm>
@@ -23,6 +30,7 @@
 #include "fftconv/config.hpp"
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/fused_tile_fft.cuh"
+#include "fftconv/detail/spectral_gemm.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
 #include "gradient_positions.hpp"
 
@@ -32,64 +40,79 @@ namespace {
 
 constexpr std::int64_t budget = std::int64_t{1} << 30;  // bytes: the chunk's X and D; the gradient's spectrum
 
-// Positions per GEMM at most: cuBLAS's FP32 GEMM accumulates its depth in
-// float, and a chunk's result is added to the running sum (beta = 1), so
+// Positions per GEMM at most. A chunk's GEMM sums its depth in float, so
 // capping the depth keeps the rounding of a deep sum (batch x blocks can
-// reach thousands) near that of a hundred terms. On the 32-point grid (5x
-// the positions of the 64-point one) the random sweep's worst filter
-// gradient reached relative L2 7.4e-7 and an element at 0.99 of its
-// tolerance with chunks of 512, against 4.3e-7 and 0.25 on the 64-point grid
-// (results/training-502f2da/sweep-worst-elements.log).
-constexpr std::int64_t max_chunk = 128;
+// reach thousands) near that of a hundred terms; chunks are summed in
+// double. cuBLAS's FFMA GEMM: 128 (with 512 the 32-point grid's random sweep
+// reached relative L2 7.4e-7 and an element at 0.99 of its tolerance,
+// against 4.3e-7 and 0.25 on the 64-point grid:
+// results/training-502f2da/sweep-worst-elements.log). The tensor-core GEMM
+// starts every 8-deep step from zero and adds the steps in float, 8 times
+// fewer sequential adds than a depth's FFMA chain: 256.
+constexpr std::int64_t max_chunk_ffma = 128, max_chunk_tensor = 256;
 
-// The grid: 32 points where kernels up to 8 leave blocks of 25 on it, else
-// 64. At 128² K8 C64 B4 (ncu, results/gradient-profile-6ca6588) the 64-point
-// grid spent a third of the call in 4096 inverse transforms of 64² for
-// 8 x 8 outputs each; on 32² they cost a quarter, and a 32² transform costs
-// less per point (3.8 against 5.5 ps at ncu's clocks), for 1.4x the points.
+constexpr std::int64_t round_up(std::int64_t n, std::int64_t multiple) { return ceil_div(n, multiple) * multiple; }
+
+// Whether the tensor-core GEMM takes p's products at a full chunk's depth
+// (each chunk's own depth is checked again: spectral_gemm_pays).
+bool tensor_gemm(const problem& p) {
+    spectral_gemm_args a{};
+    a.rows = round_up(p.in_channels, 2);
+    a.in_channels = max_chunk_tensor;
+    a.out_channels = a.last_out = p.out_channels;
+    return p.groups == 1 && spectral_gemm_pays(a);
+}
+
+// The grid: 32 points where kernels up to KERNEL_LIMIT_32 leave blocks of
+// at least min_block_on(32), else 64.
+#ifndef KERNEL_LIMIT_32
+#define KERNEL_LIMIT_32 16
+#endif
 int tile_of(const problem& p) {
-    return p.kernel.height <= 32 + 1 - min_block && p.kernel.width <= 32 + 1 - min_block ? 32 : 64;
+    const std::int64_t limit = KERNEL_LIMIT_32;
+    return p.kernel.height <= limit && p.kernel.width <= limit ? 32 : 64;
 }
 
 constexpr std::int64_t bins_of(int tile) { return std::int64_t{tile} * (tile / 2 + 1); }
 
-// Tile n = channel * stride + q: position first + q's window of x (of_x) or
-// block of dy, empty for q >= count.
+// Tile n = q * slots + channel: position first + q's window of x (of_x) or
+// block of dy; the spare slot (channel = channels) empty.
 template <bool of_x>
 struct position_tiles {
     gradient_positions at;
     const float* tensor;
-    std::int64_t first, count, stride;
+    std::int64_t first, channels, slots;
     float scale;
     __device__ tile_window window(std::int64_t n) const {
-        const std::int64_t channel = n / stride, q = n % stride;
-        if (q >= count) return tile_window{};
+        const std::int64_t q = n / slots, channel = n - q * slots;
+        if (channel >= channels) return tile_window{};
         return of_x ? at.x_window(channel, first + q) : at.dy_block(channel, first + q);
     }
     __device__ const float* data() const { return tensor; }
 };
 
-constexpr std::int64_t round_up(std::int64_t n, std::int64_t multiple) { return ceil_div(n, multiple) * multiple; }
-
 struct gemm_plan {
-    std::int64_t chunk, chunks;                    // positions per chunk (even), chunks
-    std::int64_t slots;                            // output channel slots per input channel: Cout rounded up to even
-    std::int64_t x_stride, dy_stride, out_stride;  // bin strides of X, D and out (multiples of 4)
+    int tile;
+    std::int64_t chunk, chunks;                     // positions per chunk, chunks
+    std::int64_t x_slots, dy_slots, cg_slots;       // Cin, Cout and Cin/groups rounded up to even
+    std::int64_t x_stride, dy_stride, out_stride;   // bin strides of X, D and out (multiples of 4)
     std::size_t dy_offset, out_offset, sum_offset, bytes;  // X at 0; the double sum only with several chunks
 };
 
 gemm_plan plan_of(const problem& p) {
     gemm_plan g{};
-    const int tile = tile_of(p);
-    const std::int64_t bins = bins_of(tile);
-    const std::int64_t per_position = bins * std::int64_t(sizeof(float2)) * (p.in_channels + p.out_channels);
-    g.chunk = std::clamp<std::int64_t>(std::min(budget / per_position / 2 * 2, max_chunk), 2,
-                                       round_up(positions_of(p, tile).count(), 2));
-    g.chunks = ceil_div(positions_of(p, tile).count(), g.chunk);
-    g.slots = round_up(p.out_channels, 2);
-    g.x_stride = round_up(p.in_channels * g.chunk, 4);
-    g.dy_stride = round_up(p.out_channels * g.chunk, 4);
-    g.out_stride = round_up(p.group_in_channels() * g.slots, 4);
+    g.tile = tile_of(p);
+    const std::int64_t bins = bins_of(g.tile), positions = positions_of(p, g.tile).count();
+    g.x_slots = round_up(p.in_channels, 2);
+    g.dy_slots = round_up(p.out_channels, 2);
+    g.cg_slots = round_up(p.group_in_channels(), 2);
+    const std::int64_t per_position = bins * std::int64_t(sizeof(float2)) * (g.x_slots + g.dy_slots);
+    g.chunk = std::clamp<std::int64_t>(std::min(budget / per_position, tensor_gemm(p) ? max_chunk_tensor : max_chunk_ffma),
+                                       1, positions);
+    g.chunks = ceil_div(positions, g.chunk);
+    g.x_stride = round_up(g.x_slots * g.chunk, 4);
+    g.dy_stride = round_up(g.dy_slots * g.chunk, 4);
+    g.out_stride = round_up(p.out_channels * g.cg_slots, 4);
     g.dy_offset = align_up(sizeof(float2) * std::size_t(bins * g.x_stride));
     g.out_offset = g.dy_offset + align_up(sizeof(float2) * std::size_t(bins * g.dy_stride));
     g.sum_offset = g.out_offset + align_up(sizeof(float2) * std::size_t(bins * g.out_stride));
@@ -112,8 +135,28 @@ __global__ void sum_chunks(float2* __restrict__ out, double2* __restrict__ sum, 
     }
 }
 
+// out = X D^H per bin (and group) for `count` positions.
+void multiply(engine& e, const problem& p, const gemm_plan& g, std::int64_t count, const float2* xs,
+              const float2* ds, float2* out) {
+    const std::int64_t bins = bins_of(g.tile);
+    const spectral_gemm_args args{xs, ds, out, g.x_slots, count, g.dy_slots, 0, p.out_channels, bins,
+                                  g.x_stride, g.dy_stride, g.out_stride};
+    if (tensor_gemm(p) && spectral_gemm_pays(args)) {
+        spectral_gemm(args, e.stream());
+        return;
+    }
+    const std::int64_t cg = p.group_in_channels(), og = p.group_out_channels();
+    const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
+    for (std::int64_t group = 0; group < p.groups; ++group)
+        FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
+            e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, int(cg), int(og), int(count), &one,
+            reinterpret_cast<const cuComplex*>(xs + group * cg), int(g.x_slots), g.x_stride,
+            reinterpret_cast<const cuComplex*>(ds + group * og), int(g.dy_slots), g.dy_stride, &zero,
+            reinterpret_cast<cuComplex*>(out + group * og * g.cg_slots), int(g.cg_slots), g.out_stride, int(bins)));
+}
+
 template <int T>
-void run_gemm(engine& e, const problem& p, const float* x, const float* dy, float* transposed, void* scratch) {
+void run_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch) {
     using geometry = tile_geometry<dynamic_extent, dynamic_extent, T>;
     constexpr std::int64_t bins = bins_of(T);
     const gemm_plan g = plan_of(p);
@@ -123,27 +166,24 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
     auto* ds = reinterpret_cast<float2*>(base + g.dy_offset);
     auto* out = reinterpret_cast<float2*>(base + g.out_offset);
     auto* sum = reinterpret_cast<double2*>(base + g.sum_offset);
-    if (g.slots != p.out_channels)  // the spare slot, never written by the GEMM, pairs with the last channel
+    // cuBLAS leaves the spare input slot and the stride's padding unwritten:
+    // the inverse pairs the spare slot with the group's last channel, and
+    // sum_chunks reads the padding.
+    if (g.cg_slots != p.group_in_channels() || g.out_stride != p.out_channels * g.cg_slots)
         FFTCONV_CUDA_TRY(cudaMemsetAsync(out, 0, sizeof(float2) * std::size_t(bins * g.out_stride), e.stream()));
-    const std::int64_t cg = p.group_in_channels(), og = p.group_out_channels();
+    const std::int64_t cg = p.group_in_channels();
     const geometry geo(T + 1 - p.kernel.height, T + 1 - p.kernel.width, p.in_channels, p.out_channels, T);
     const float scale = 1.0f / float(T * T);
     for (std::int64_t first = 0; first < at.count(); first += g.chunk) {
-        const std::int64_t count = std::min(g.chunk, at.count() - first), stride = round_up(count, 2);
+        const std::int64_t count = std::min(g.chunk, at.count() - first);
         // dy's transform beside x's: neither fills the GPU alone on small problems.
         side_branch side(e, true);
-        launch_forward_tiles<geometry>(e, position_tiles<false>{at, dy, first, count, stride, scale},
-                                       p.out_channels * stride, g.dy_stride, ds, side.stream());
-        launch_forward_tiles<geometry>(e, position_tiles<true>{at, x, first, count, stride, 1.0f},
-                                       p.in_channels * stride, g.x_stride, xs, e.stream());
+        launch_forward_tiles<geometry>(e, position_tiles<false>{at, dy, first, p.out_channels, g.dy_slots, scale},
+                                       count * g.dy_slots, g.dy_stride, ds, side.stream());
+        launch_forward_tiles<geometry>(e, position_tiles<true>{at, x, first, p.in_channels, g.x_slots, 1.0f},
+                                       count * g.x_slots, g.x_stride, xs, e.stream());
         side.join();
-        const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
-        for (std::int64_t group = 0; group < p.groups; ++group)
-            FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
-                e.blas(), CUBLAS_OP_C, CUBLAS_OP_N, int(og), int(cg), int(stride), &one,
-                reinterpret_cast<const cuComplex*>(ds + group * og * stride), int(stride), g.dy_stride,
-                reinterpret_cast<const cuComplex*>(xs + group * cg * stride), int(stride), g.x_stride, &zero,
-                reinterpret_cast<cuComplex*>(out + group * og), int(g.slots), g.out_stride, int(bins)));
+        multiply(e, p, g, count, xs, ds, out);
         if (g.chunks > 1) {
             const std::int64_t total = bins * g.out_stride, chunk = first / g.chunk;
             e.log_launch(reinterpret_cast<const void*>(sum_chunks));
@@ -152,15 +192,15 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
             FFTCONV_CHECK_LAUNCH();
         }
     }
-    // Tile n = c * slots + o of the gradient's spectrum -> transposed[c][o]
-    // (slot o = Cout, when there is one, writes nothing): image c, tile o of
-    // a column of Cout tiles of Kh x Kw.
+    // Tile n = o * cg_slots + c of the gradient's spectrum -> dw[o][c]
+    // (slot c = Cg, when there is one, writes nothing): image o, tile c of a
+    // column of Cg tiles of Kh x Kw.
     const std::int64_t taps = p.kernel.height * p.kernel.width;
-    const output_tiles<geometry> sink{geo, transposed, tensor_strides{0, p.out_channels * taps, p.kernel.width},
-                                      p.out_channels * p.kernel.height, p.kernel.width,
+    const output_tiles<geometry> sink{geo, dw, tensor_strides{0, cg * taps, p.kernel.width},
+                                      cg * p.kernel.height, p.kernel.width,
                                       tile_outputs{int(p.kernel.height), int(p.kernel.width)},
-                                      tile_grid{1, 1, p.out_channels, g.slots}, nullptr};
-    launch_inverse_tiles<geometry>(e, out, 0, cg * g.slots, g.out_stride, sink, e.stream());
+                                      tile_grid{1, 1, cg, g.cg_slots}, nullptr};
+    launch_inverse_tiles<geometry>(e, out, 0, p.out_channels * g.cg_slots, g.out_stride, sink, e.stream());
 }
 
 }  // namespace
@@ -169,16 +209,15 @@ bool fits_filter_gradient_gemm(const problem& p) {
     if (!fits_gradient_tile(p)) return false;
     const gemm_plan g = plan_of(p);
     // cuBLAS takes int extents and leading dimensions.
-    return bins_of(tile_of(p)) * g.out_stride * std::int64_t(sizeof(float2)) <= budget &&
-           g.slots <= INT_MAX && p.group_in_channels() <= INT_MAX;
+    return bins_of(g.tile) * g.out_stride * std::int64_t(sizeof(float2)) <= budget && g.x_slots <= INT_MAX &&
+           g.dy_slots <= INT_MAX;
 }
 
 std::size_t filter_gradient_gemm_scratch(const problem& p) { return plan_of(p).bytes; }
 
-void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* transposed,
-                          void* scratch) {
-    if (tile_of(p) == 32) run_gemm<32>(e, p, x, dy, transposed, scratch);
-    else run_gemm<64>(e, p, x, dy, transposed, scratch);
+void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch) {
+    if (tile_of(p) == 32) run_gemm<32>(e, p, x, dy, dw, scratch);
+    else run_gemm<64>(e, p, x, dy, dw, scratch);
 }
 
 }  // namespace fftconv::detail

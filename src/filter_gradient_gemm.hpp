@@ -1,12 +1,12 @@
 // src/filter_gradient_gemm.hpp — the filter gradient of a convolution with
 // kernels up to 40 per axis by one complex GEMM per frequency bin (and group)
 // over the positions of gradient_positions.hpp:
-//   dW[c][o] = sum over positions q of X_c[q] conj(D_o[q]),
+//   dW[o][c] = sum over positions q of X_c[q] conj(D_o[q]),
 // X_c[q] the spectrum of input channel c's window of padded x at q, D_o[q]
 // that of output channel o's dy block, both transformed straight from x and
 // dy by the fused 64- or 32-point transforms (no rearranged copies); then one
-// inverse transform per (c, o), cropped to Kh x Kw. Positions go in chunks
-// whose spectra fit a budget, the GEMM accumulating over chunks.
+// inverse transform per (o, c), cropped to Kh x Kw and written into dw. Positions go in chunks
+// whose spectra fit a budget, summed in double over chunks.
 #pragma once
 
 #include <cstddef>
@@ -23,11 +23,10 @@ bool fits_filter_gradient_gemm(const problem& p);
 // Scratch bytes the path needs (the chunk's spectra and the gradient's).
 std::size_t filter_gradient_gemm_scratch(const problem& p);
 
-// The filter gradient of `p` from x and dy (dense tensors on e's device),
-// transposed within each group: transposed[c][o][u][v] = dw[o][c][u][v]
-// (c the input channel within o's group), on e's stream. `scratch` holds
-// filter_gradient_gemm_scratch(p) bytes.
-void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* transposed,
-                          void* scratch);
+// The filter gradient dw [Cout][Cin/groups][Kh][Kw] of `p` from x and dy
+// (dense tensors on e's device), on e's stream; taps that see only padding
+// hold rounding noise (the caller zeroes them: has_unseen_taps). `scratch`
+// holds filter_gradient_gemm_scratch(p) bytes.
+void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch);
 
 }  // namespace fftconv::detail

@@ -45,11 +45,16 @@ constexpr problem data_gradient_problem(const problem& p) {
 
 // The filter gradient's blocks of dy: block + K - 1 = the fused tile (64,
 // or 32 where filter_gradient_gemm.cu chooses it) per axis, for blocks of at
-// least min_block outputs (kernels up to 40 on 64 points); larger kernels,
-// or outputs already that small, take the whole axis in one block (one tile
-// over the image: slow, but the tile could not hold a useful block).
-inline constexpr std::int64_t gradient_tile = 64, min_block = 25;
-inline constexpr std::int64_t max_blocked_kernel = gradient_tile + 1 - min_block;  // 40
+// least min_block_on(tile) outputs; larger kernels, or outputs already that
+// small, take the whole axis in one block (one tile over the image: slow,
+// but the tile could not hold a useful block). The minimum bounds the work
+// a block wastes on its window: (64 / 25)^2 = 6.6x the block's points at
+// most on 64 points (kernels up to 40), (32 / 17)^2 = 3.5x on 32 (up to 16).
+inline constexpr std::int64_t gradient_tile = 64;
+constexpr std::int64_t min_block_on(std::int64_t tile) { return tile == 32 ? 17 : 25; }
+// The largest kernel (per axis) whose blocks fit a grid.
+constexpr std::int64_t max_blocked_kernel_on(std::int64_t tile) { return tile + 1 - min_block_on(tile); }
+inline constexpr std::int64_t max_blocked_kernel = max_blocked_kernel_on(gradient_tile);  // 40
 
 struct filter_blocks {
     std::int64_t block_rows, block_cols, blocks_high, blocks_wide;
@@ -58,7 +63,7 @@ struct filter_blocks {
 
 constexpr filter_blocks filter_blocks_of(const problem& p, std::int64_t tile = gradient_tile) {
     const auto block = [tile](std::int64_t out, std::int64_t kernel) {
-        return std::min(tile + 1 - kernel >= min_block ? tile + 1 - kernel : out, out);
+        return std::min(kernel <= max_blocked_kernel_on(tile) ? tile + 1 - kernel : out, out);
     };
     const std::int64_t rows = block(p.out_height(), p.kernel.height), cols = block(p.out_width(), p.kernel.width);
     return {rows, cols, (p.out_height() + rows - 1) / rows, (p.out_width() + cols - 1) / cols};
@@ -167,13 +172,21 @@ FFTCONV_HOST_DEVICE constexpr bool tap_sees_input(std::int64_t tap, std::int64_t
 struct filter_gradient_result {
     block_gather transpose;
     std::int64_t out_height, out_width, pad_height, pad_width, height, width;
-    FFTCONV_HOST_DEVICE std::int64_t source(std::int64_t t) const {
+    // Whether element t of dw (or of its transpose: the same taps) reads any input.
+    FFTCONV_HOST_DEVICE bool sees(std::int64_t t) const {
         const std::int64_t v = t % transpose.in_cols, u = (t / transpose.in_cols) % transpose.in_rows;
-        if (!tap_sees_input(u, out_height, pad_height, height) || !tap_sees_input(v, out_width, pad_width, width))
-            return -1;
-        return transpose.source(t);
+        return tap_sees_input(u, out_height, pad_height, height) && tap_sees_input(v, out_width, pad_width, width);
     }
+    FFTCONV_HOST_DEVICE std::int64_t source(std::int64_t t) const { return sees(t) ? transpose.source(t) : -1; }
 };
+
+// Whether some tap of p's filter sees only padding (tap_sees_input false on an axis).
+constexpr bool has_unseen_taps(const problem& p) {
+    return !tap_sees_input(0, p.out_height(), p.padding.height, p.height) ||
+           !tap_sees_input(p.kernel.height - 1, p.out_height(), p.padding.height, p.height) ||
+           !tap_sees_input(0, p.out_width(), p.padding.width, p.width) ||
+           !tap_sees_input(p.kernel.width - 1, p.out_width(), p.padding.width, p.width);
+}
 
 constexpr filter_gradient_result filter_gradient_transpose(const problem& p) {
     const std::int64_t kh = p.kernel.height, kw = p.kernel.width;

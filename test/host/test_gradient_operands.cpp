@@ -158,11 +158,14 @@ TEST_CASE("the filter gradient's blocks fit the fused 64-point tile") {
     CHECK(q.height == 64);
     CHECK(q.kernel.height == 34);
     CHECK(q.in_channels == 64 * 8 * 64);
-    // On a 32-point grid blocks of at least 25 outputs leave kernels up to 8.
+    // On a 32-point grid blocks of at least 17 outputs leave kernels up to 16.
     const problem small = make(4, 64, 64, 128, 128, 8, 0, 1);
     CHECK(detail::filter_blocks_of(small, 32).block_rows == 25);
     CHECK(detail::filter_blocks_of(small, 32).blocks_high == 5);  // 121 outputs in blocks of 25
-    CHECK(detail::filter_blocks_of(make(1, 1, 1, 50, 50, 9, 0, 1), 32).block_rows == 42);  // K = 9: the whole axis
+    const problem k16 = make(4, 64, 64, 128, 128, 16, 0, 1);
+    CHECK(detail::filter_blocks_of(k16, 32).block_rows == 17);
+    CHECK(detail::filter_blocks_of(k16, 32).blocks_high == 7);  // 113 outputs in blocks of 17
+    CHECK(detail::filter_blocks_of(make(1, 1, 1, 50, 50, 17, 0, 1), 32).block_rows == 34);  // K = 17: the whole axis
 }
 
 // The fused filter-gradient paths (src/depthwise_filter_gradient.cu,
@@ -185,6 +188,7 @@ TEST_CASE("the filter gradient's windows and dy blocks sum to the definition on 
              grid_case{make(1, 2, 4, 70, 12, {5, 3}, {2, 1}, 2), 64},  // 2 blocks of 60 rows, one of 12 columns
              grid_case{make(2, 2, 2, 3, 12, {9, 3}, {5, 1}, 1), 64},   // taps that see only padding
              grid_case{make(3, 2, 4, 9, 70, 8, 3, 2), 32},             // 3 column blocks of 25, the last short
+             grid_case{make(1, 2, 3, 50, 44, {16, 12}, 0, 1), 32},     // blocks of 17 x 21: 3 x 2, one row short
          }) {
         CAPTURE(to_string(p));
         CAPTURE(tile);
