@@ -1,10 +1,11 @@
 // src/filter_gradient_gemm.cu — see filter_gradient_gemm.hpp.
 //
 // Per chunk of positions [first, first + count): x's tile n = q * x_slots +
-// c, dy's n = q * dy_slots + o (q the position within the chunk, slots the
-// channel counts rounded up to even, the spare slot an empty tile), so X is
-// [bin][q][c] and D [bin][q][o], and a transform pair is two channels at one
-// position. Per bin and group the GEMM
+// g * cg_slots + c (input channel c of group g), dy's n = q * dy_slots + o
+// (q the position within the chunk; cg_slots and dy_slots the group's input
+// channels and the output channels rounded up to even, the spare slot an
+// empty tile), so X is [bin][q][g][c] and D [bin][q][o], and a transform
+// pair is two channels of a group at one position. Per bin and group the GEMM
 //   out[o][c] = sum_q X_c[q] conj(D_o[q])     (c within o's group)
 // leaves out [bin][o][c_slot], c_slot < cg_slots (the group's input channels
 // rounded up to even, the spare slot zero), so the inverse transform's tile
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 
 #include <cublas_v2.h>
 
@@ -31,6 +33,7 @@
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/fused_tile_fft.cuh"
 #include "fftconv/detail/spectral_gemm.hpp"
+#include "fftconv/detail/spectral_gemm.cuh"
 #include "fftconv/detail/workspace_layout.hpp"
 #include "gradient_positions.hpp"
 
@@ -63,29 +66,43 @@ bool tensor_gemm(const problem& p) {
     return p.groups == 1 && spectral_gemm_pays(a);
 }
 
-// The grid: 32 points where kernels up to KERNEL_LIMIT_32 leave blocks of
-// at least min_block_on(32), else 64.
-#ifndef KERNEL_LIMIT_32
-#define KERNEL_LIMIT_32 16
-#endif
-int tile_of(const problem& p) {
-    const std::int64_t limit = KERNEL_LIMIT_32;
-    return p.kernel.height <= limit && p.kernel.width <= limit ? 32 : 64;
-}
-
 constexpr std::int64_t bins_of(int tile) { return std::int64_t{tile} * (tile / 2 + 1); }
 
-// Tile n = q * slots + channel: position first + q's window of x (of_x) or
-// block of dy; the spare slot (channel = channels) empty.
+// Modelled time (ns, at ncu's clocks) of the path on a grid of `tile`
+// points: the transforms of x's windows and dy's blocks, the GEMM, the
+// inverse transforms and, with several chunks, their double sums. The
+// figures are the kernels' at 128^2 K16 C64 B4 on the H200 (ncu,
+// results/filter-gradient-tensor-*): on 32 points 3.8 ps per transformed
+// point, the tensor-core GEMM at 32 TFLOP/s (depth 196), 3.6 ps per inverse
+// point; on 64 points 6.3 ps, 24 TFLOP/s (depth 36) and 4.35 ps; the sums
+// 40 bytes per element of out and chunk (a float2 read, a double2 read and
+// written) at 3 TB/s.
+double modelled_ns(const problem& p, int tile, std::int64_t chunk) {
+    const bool small = tile == 32;
+    const double positions = double(positions_of(p, tile).count()), points = double(tile) * tile;
+    const double products = double(p.group_in_channels()) * double(p.out_channels);
+    const double transforms = (small ? 3.8e-3 : 6.3e-3) * points * positions * double(p.in_channels + p.out_channels);
+    const double gemm = 8.0 * double(bins_of(tile)) * products * positions / (small ? 32e3 : 24e3);
+    const double inverse = (small ? 3.6e-3 : 4.35e-3) * points * products;
+    const double chunks = std::ceil(positions / double(chunk));
+    const double sums = chunks > 1 ? 40.0 / 3e3 * chunks * double(bins_of(tile)) * products : 0.0;
+    return transforms + gemm + inverse + sums;
+}
+
+// Tile n = q * slots + slot: position first + q's window of x (of_x) or
+// block of dy. The slots hold channels in runs of `run` (a group's input
+// channels for x, all output channels for dy) padded to `run_slots` (even:
+// a transform pair never spans two runs), the spare slot an empty tile.
 template <bool of_x>
 struct position_tiles {
     gradient_positions at;
     const float* tensor;
-    std::int64_t first, channels, slots;
+    std::int64_t first, slots, run, run_slots;
     float scale;
     __device__ tile_window window(std::int64_t n) const {
-        const std::int64_t q = n / slots, channel = n - q * slots;
-        if (channel >= channels) return tile_window{};
+        const std::int64_t q = n / slots, slot = n - q * slots, r = slot / run_slots, in_run = slot - r * run_slots;
+        if (in_run >= run) return tile_window{};
+        const std::int64_t channel = r * run + in_run;
         return of_x ? at.x_window(channel, first + q) : at.dy_block(channel, first + q);
     }
     __device__ const float* data() const { return tensor; }
@@ -94,21 +111,40 @@ struct position_tiles {
 struct gemm_plan {
     int tile;
     std::int64_t chunk, chunks;                     // positions per chunk, chunks
-    std::int64_t x_slots, dy_slots, cg_slots;       // Cin, Cout and Cin/groups rounded up to even
+    std::int64_t cg_slots, x_slots, dy_slots;  // Cin/groups rounded up to even, groups x that; Cout rounded up
     std::int64_t x_stride, dy_stride, out_stride;   // bin strides of X, D and out (multiples of 4)
     std::size_t dy_offset, out_offset, sum_offset, bytes;  // X at 0; the double sum only with several chunks
 };
+
+// Positions per chunk on a grid: as many as the budget and max_chunk allow.
+std::int64_t chunk_of(const problem& p, int tile) {
+    const std::int64_t per_position =
+        bins_of(tile) * std::int64_t(sizeof(float2)) *
+        (p.groups * round_up(p.group_in_channels(), 2) + round_up(p.out_channels, 2));
+    const std::int64_t most = std::min(budget / per_position, tensor_gemm(p) ? max_chunk_tensor : max_chunk_ffma);
+    return std::clamp<std::int64_t>(most, 1, positions_of(p, tile).count());
+}
+
+// The grid: 32 points for kernels up to 8 (blocks of 25 or more: measured
+// 2x faster than 64 at 128^2 K8 C64 B4, performance log g5); for kernels up
+// to 16 (blocks of 17) where the tensor-core GEMM runs and the model says
+// so (128^2 K16 C64 B4: 0.177 ms against 0.237 on 64 points; 256^2 K16 C128
+// B2: 1.157 against 0.836, its 450 positions in two chunks); else 64.
+int tile_of(const problem& p) {
+    const std::int64_t kernel = std::max(p.kernel.height, p.kernel.width);
+    if (kernel <= 8) return 32;
+    if (kernel > max_blocked_kernel_on(32) || !tensor_gemm(p)) return 64;
+    return modelled_ns(p, 32, chunk_of(p, 32)) < modelled_ns(p, 64, chunk_of(p, 64)) ? 32 : 64;
+}
 
 gemm_plan plan_of(const problem& p) {
     gemm_plan g{};
     g.tile = tile_of(p);
     const std::int64_t bins = bins_of(g.tile), positions = positions_of(p, g.tile).count();
-    g.x_slots = round_up(p.in_channels, 2);
-    g.dy_slots = round_up(p.out_channels, 2);
     g.cg_slots = round_up(p.group_in_channels(), 2);
-    const std::int64_t per_position = bins * std::int64_t(sizeof(float2)) * (g.x_slots + g.dy_slots);
-    g.chunk = std::clamp<std::int64_t>(std::min(budget / per_position, tensor_gemm(p) ? max_chunk_tensor : max_chunk_ffma),
-                                       1, positions);
+    g.x_slots = p.groups * g.cg_slots;
+    g.dy_slots = round_up(p.out_channels, 2);
+    g.chunk = chunk_of(p, g.tile);
     g.chunks = ceil_div(positions, g.chunk);
     g.x_stride = round_up(g.x_slots * g.chunk, 4);
     g.dy_stride = round_up(g.dy_slots * g.chunk, 4);
@@ -142,7 +178,12 @@ void multiply(engine& e, const problem& p, const gemm_plan& g, std::int64_t coun
     const spectral_gemm_args args{xs, ds, out, g.x_slots, count, g.dy_slots, 0, p.out_channels, bins,
                                   g.x_stride, g.dy_stride, g.out_stride};
     if (tensor_gemm(p) && spectral_gemm_pays(args)) {
+#ifdef FG_TILING
+        check_spectral_gemm_args(args);
+        spectral_gemm_impl::launch_frags<FG_TILING>(args, e.stream(), spectral_gemm_impl::choose_frags_m(args.rows, 1, 7));
+#else
         spectral_gemm(args, e.stream());
+#endif
         return;
     }
     const std::int64_t cg = p.group_in_channels(), og = p.group_out_channels();
@@ -150,7 +191,7 @@ void multiply(engine& e, const problem& p, const gemm_plan& g, std::int64_t coun
     for (std::int64_t group = 0; group < p.groups; ++group)
         FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
             e.blas(), CUBLAS_OP_N, CUBLAS_OP_C, int(cg), int(og), int(count), &one,
-            reinterpret_cast<const cuComplex*>(xs + group * cg), int(g.x_slots), g.x_stride,
+            reinterpret_cast<const cuComplex*>(xs + group * g.cg_slots), int(g.x_slots), g.x_stride,
             reinterpret_cast<const cuComplex*>(ds + group * og), int(g.dy_slots), g.dy_stride, &zero,
             reinterpret_cast<cuComplex*>(out + group * og * g.cg_slots), int(g.cg_slots), g.out_stride, int(bins)));
 }
@@ -178,10 +219,10 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
         const std::int64_t count = std::min(g.chunk, at.count() - first);
         // dy's transform beside x's: neither fills the GPU alone on small problems.
         side_branch side(e, true);
-        launch_forward_tiles<geometry>(e, position_tiles<false>{at, dy, first, p.out_channels, g.dy_slots, scale},
-                                       count * g.dy_slots, g.dy_stride, ds, side.stream());
-        launch_forward_tiles<geometry>(e, position_tiles<true>{at, x, first, p.in_channels, g.x_slots, 1.0f},
-                                       count * g.x_slots, g.x_stride, xs, e.stream());
+        const position_tiles<false> blocks{at, dy, first, g.dy_slots, p.out_channels, g.dy_slots, scale};
+        const position_tiles<true> windows{at, x, first, g.x_slots, cg, g.cg_slots, 1.0f};
+        launch_forward_tiles<geometry>(e, blocks, count * g.dy_slots, g.dy_stride, ds, side.stream());
+        launch_forward_tiles<geometry>(e, windows, count * g.x_slots, g.x_stride, xs, e.stream());
         side.join();
         multiply(e, p, g, count, xs, ds, out);
         if (g.chunks > 1) {

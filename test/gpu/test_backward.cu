@@ -52,6 +52,8 @@ TEST_CASE("data, filter and bias gradients of every operator variant against flo
              make(129, 2, 3, 96, 96, 3, 0, 1),                        // 2064 positions: 17 chunks, the last partial
              make(3, 16, 16, 14, 14, 27, same_padding(27), 16),       // one 32-point tile covers the padded image
              make(2, 8, 8, 28, 28, 49, same_padding(49), 8),          // one 64-point tile covers it; K > 40
+             make(2, 33, 34, 80, 80, 12, 0, 1),                       // tensor-core GEMM, odd Cin (a spare slot)
+             make(11, 33, 34, 72, 72, 16, 8, 1),                      // the same, 275 positions: two chunks
          }) {
         CAPTURE(to_string(p));
         for (const auto kind : {reference::input_kind::normal, reference::input_kind::uniform}) {
@@ -163,8 +165,8 @@ TEST_CASE("the filter gradient keeps its accuracy when dy is 10^4 times smaller 
     }
 }
 
-// The GEMM path pairs output channels o and o ^ 1 in its inverse transforms:
-// a non-finite dy in channel o reaches those two rows of dw and no other.
+// The GEMM path transforms dy's channels o and o ^ 1 as one pair: a
+// non-finite dy in channel o reaches those two rows of dw and no other.
 TEST_CASE("a non-finite dy reaches at most two output channels' filter gradient") {
     context ctx;
     const problem p = make(2, 3, 5, 40, 40, 7, 3, 1);
@@ -178,5 +180,37 @@ TEST_CASE("a non-finite dy reaches at most two output channels' filter gradient"
         if (o == poisoned) CHECK(any_non_finite(g.got_row(p, o)));
         else if (o != (poisoned ^ 1))
             CHECK(reference::compare(g.got_row(p, o), g.exact_row(p, o)).passes(reference::max_filter_gradient_l2));
+    }
+}
+
+// The GEMM path pairs input channels c and c ^ 1 in its transforms of x and
+// in its inverse transforms: a non-finite x in channel c reaches dw[:, c] and
+// dw[:, c ^ 1] and no other input channel's taps.
+TEST_CASE("a non-finite x reaches at most two input channels' filter gradient") {
+    context ctx;
+    for (const problem& p : {make(2, 33, 34, 80, 80, 12, 0, 1),   // tensor-core GEMM
+                             make(2, 6, 4, 40, 40, 7, 3, 2)}) {  // cuBLAS, two groups
+        CAPTURE(to_string(p));
+        const gradient_inputs in = normal_inputs(ctx, p, 83);
+        const std::int64_t poisoned = 5;  // x channel 5 of sample 1, an inner pixel
+        set_element(in.x.data(), ((1 * p.in_channels + poisoned) * p.height + 20) * p.width + 17,
+                    std::numeric_limits<float>::quiet_NaN());
+        const filter_gradients g = run_filter_gradient(ctx, p, in);
+        const std::int64_t cg = p.group_in_channels(), og = p.group_out_channels();
+        const std::int64_t taps = p.kernel.height * p.kernel.width;
+        for (std::int64_t c = 0; c < p.in_channels; ++c) {
+            CAPTURE(c);
+            // Input channel c's taps in the rows of its group's output channels.
+            std::vector<float> got;
+            std::vector<double> exact;
+            for (std::int64_t o = c / cg * og; o < (c / cg + 1) * og; ++o) {
+                const std::int64_t at = (o * cg + c % cg) * taps;
+                got.insert(got.end(), g.got.begin() + at, g.got.begin() + at + taps);
+                exact.insert(exact.end(), g.exact.begin() + at, g.exact.begin() + at + taps);
+            }
+            if (c == poisoned) CHECK(any_non_finite(got));
+            else if (c != (poisoned ^ 1))
+                CHECK(reference::compare(got, exact).passes(reference::max_filter_gradient_l2));
+        }
     }
 }

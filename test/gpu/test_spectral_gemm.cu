@@ -349,3 +349,42 @@ TEST_CASE("spectral_gemm rejects arguments out of range and does nothing for an 
     a.last_out = 4;  // beyond out_channels
     CHECK_THROWS_AS(fftconv::detail::spectral_gemm_static<64>(a, nullptr), fftconv::error);
 }
+
+// A non-finite value in the input (bin f, channel c, row m) must reach every
+// output (f, o, m), and one in the filter (f, c, o) every output (f, o, m'),
+// and nothing else. The GPU's arithmetic NaN is 0x7fffffff: rounding it to
+// TF32 by an integer add carried into the sign bit and left -0, so the
+// product ignored it (a NaN in x gave finite outputs). (A negative NaN is not
+// among the patterns: arithmetic never produces one, and the spectra are
+// arithmetic results.)
+TEST_CASE("spectral_gemm carries a NaN or Inf of either operand into the outputs it feeds") {
+    const gemm_case g{50, 64, 64, 0, 64, 3, 0, 0};
+    const std::uint32_t patterns[] = {0x7fffffffu, 0x7fc00000u, 0x7f800000u, 0xff800000u};
+    for (const std::uint32_t pattern : patterns) {
+        float bad;
+        std::memcpy(&bad, &pattern, sizeof bad);
+        for (const bool in_filter : {false, true}) {
+            CAPTURE(pattern);
+            CAPTURE(in_filter);
+            prepared_case p(g, false, 77);
+            const std::int64_t f = 1, c = 37, m = 21, o = 45;
+            std::vector<std::complex<float>>& operand = in_filter ? p.w : p.x;
+            const std::int64_t at = in_filter ? f * p.a.filter_bin_stride + c * g.out_channels + o
+                                              : f * p.a.input_bin_stride + c * g.rows + m;
+            operand[std::size_t(at)] = {bad, 0.5f};
+            auto* device = in_filter ? p.w_device.data : p.x_device.data;
+            FFTCONV_CUDA_TRY(cudaMemcpy(device, operand.data(), operand.size() * 8, cudaMemcpyHostToDevice));
+            const auto y = p.produce([&] { fftconv::detail::spectral_gemm(p.a, nullptr); }, nullptr);
+            std::int64_t wrong = 0;
+            for (std::int64_t bin = 0; bin < g.bins; ++bin)
+                for (std::int64_t out = 0; out < g.out_channels; ++out)
+                    for (std::int64_t row = 0; row < g.rows; ++row) {
+                        const std::complex<float> v = y[std::size_t(bin * p.a.output_bin_stride + out * g.rows + row)];
+                        const bool finite = std::isfinite(v.real()) && std::isfinite(v.imag());
+                        const bool fed = bin == f && (in_filter ? out == o : row == m);
+                        wrong += finite == fed;
+                    }
+            CHECK(wrong == 0);
+        }
+    }
+}

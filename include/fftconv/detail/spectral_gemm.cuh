@@ -77,10 +77,19 @@ struct tf32_pair {
 // 13 bits of a TF32 operand (truncation), so adding half of that ulp first
 // turns the truncation into round-to-nearest — without it the dropped bits
 // bias every product toward zero.
+// Non-finite values: the add would carry a NaN's mantissa (the GPU's NaN is
+// 0x7fffffff) into the sign bit and leave -0, so a NaN in a spectrum would
+// add nothing to the products: a NaN in x gave finite outputs. The signed
+// minimum first turns a positive NaN into +Inf, which the products carry
+// as Inf or NaN; Inf and finite values pass it unchanged. (A negative NaN
+// would still be lost, but arithmetic never produces one, and the operands
+// are arithmetic results: transformed spectra.)
 __device__ __forceinline__ tf32_pair split_tf32(float x) {
     constexpr std::uint32_t half_ulp = 0x1000u;
     constexpr std::uint32_t tf32_mask = 0xffffe000u;
-    const std::uint32_t big = (__float_as_uint(x) + half_ulp) & tf32_mask;
+    constexpr int infinity_bits = 0x7f800000;
+    const auto bits = std::uint32_t(min(int(__float_as_uint(x)), infinity_bits));
+    const std::uint32_t big = (bits + half_ulp) & tf32_mask;
     const float remainder = x - __uint_as_float(big);
     return {big, __float_as_uint(remainder) + half_ulp};
 }
