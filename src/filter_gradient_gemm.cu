@@ -34,9 +34,6 @@
 #include "fftconv/detail/fused_tile_fft.cuh"
 #include "fftconv/detail/spectral_gemm.hpp"
 #include "fftconv/detail/spectral_gemm.cuh"
-#ifndef FG_CHAIN
-#define FG_CHAIN false
-#endif
 #include "fftconv/detail/workspace_layout.hpp"
 #include "gradient_positions.hpp"
 
@@ -185,7 +182,7 @@ void multiply(engine& e, const problem& p, const gemm_plan& g, std::int64_t coun
         // registers): 103.2 against 105.5 us at 128^2 K16 C64 B4 (ncu),
         // where 1088 items of 13 k-tiles fill 396 CTAs better than 264.
         check_spectral_gemm_args(args);
-        spectral_gemm_impl::launch_frags<4, 1, 2, 3, 3, 0, FG_CHAIN>(args, e.stream(),
+        spectral_gemm_impl::launch_frags<4, 1, 2, 3, 3>(args, e.stream(),
                                                          spectral_gemm_impl::choose_frags_m(args.rows, 1, 7));
         return;
     }
@@ -221,7 +218,11 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
     for (std::int64_t first = 0; first < at.count(); first += g.chunk) {
         const std::int64_t count = std::min(g.chunk, at.count() - first);
         // dy's transform beside x's: neither fills the GPU alone on small problems.
+#ifdef FG_NOSIDE
+        side_branch side(e, false);
+#else
         side_branch side(e, true);
+#endif
         const position_tiles<false> blocks{at, dy, first, g.dy_slots, p.out_channels, g.dy_slots, scale};
         const position_tiles<true> windows{at, x, first, g.x_slots, cg, g.cg_slots, 1.0f};
         launch_forward_tiles<geometry>(e, blocks, count * g.dy_slots, g.dy_stride, ds, side.stream());

@@ -202,12 +202,8 @@ __device__ __forceinline__ void wait_copies() {
 
 // warps_o x warps_m warps, each 16 output channels x 8*frags_m rows; a
 // pipeline of `stages` buffers of 8*k_steps channels; __launch_bounds__ asks
-// for min_blocks CTAs per SM (the register cap follows from it). chain_tile:
-// the product chains run through a whole k-tile inside the tensor core and
-// reach the FP32 accumulators once per tile, not once per 8-deep k-step
-// (fewer adds, a longer truncating sum: see the header).
-template <int warps_o_, int warps_m_, int frags_m_, int k_steps_, int stages_, int min_blocks_,
-          bool chain_tile_ = false>
+// for min_blocks CTAs per SM (the register cap follows from it).
+template <int warps_o_, int warps_m_, int frags_m_, int k_steps_, int stages_, int min_blocks_>
 struct gemm_tiling {
     static constexpr int warps_o = warps_o_;
     static constexpr int warps_m = warps_m_;
@@ -215,7 +211,6 @@ struct gemm_tiling {
     static constexpr int k_steps = k_steps_;
     static constexpr int stages = stages_;
     static constexpr int min_blocks = min_blocks_;
-    static constexpr bool chain_tile = chain_tile_;
 
     static constexpr int threads = 32 * warps_o * warps_m;
     static constexpr int block_o = 16 * warps_o;
@@ -462,20 +457,9 @@ __global__ void __launch_bounds__(tiling::threads, tiling::min_blocks)
     };
     zero_accumulators();
 
-    // One 8-deep k-step on a buffer: per n-tile, two chains of 6 mma, started
-    // from zero (from_zero) or continuing the previous step's, into part_re
-    // and part_im; add_parts adds those to the accumulators in FP32.
-    c_fragment part_re[tiling::frags_m], part_im[tiling::frags_m];
-    auto add_parts = [&] {
-#pragma unroll
-        for (int n = 0; n < tiling::frags_m; ++n)
-#pragma unroll
-            for (int r = 0; r < 4; ++r) {
-                acc_re[n].reg[r] += part_re[n].reg[r];
-                acc_im[n].reg[r] += part_im[n].reg[r];
-            }
-    };
-    auto k_step = [&](const float2* filter_tile, const float2* input_tile, bool from_zero) {
+    // One 8-deep k-step on a buffer: per n-tile, two chains of 6 mma started
+    // from zero, then added to the accumulators in FP32.
+    auto k_step = [&](const float2* filter_tile, const float2* input_tile) {
         // Filter fragment: A(row o, col k) = filter[k][o] (see the table).
         const float2* w = filter_tile + quad * tiling::filter_pitch + warp_o + group;
         const float2 w_values[4] = {w[0], w[8], w[4 * tiling::filter_pitch], w[4 * tiling::filter_pitch + 8]};
@@ -494,15 +478,11 @@ __global__ void __launch_bounds__(tiling::threads, tiling::min_blocks)
         // before the large big*big products join the chain. Each product
         // group is issued across all n-tiles before the next, giving the
         // tensor pipe 2*frags_m independent chains.
+        c_fragment part_re[tiling::frags_m], part_im[tiling::frags_m];
 #pragma unroll
         for (int n = 0; n < tiling::frags_m; ++n) {
-            if (from_zero) {
-                mma_from_zero(part_re[n], f.re_small, x[n].re_big);
-                mma_from_zero(part_im[n], f.re_small, x[n].im_big);
-            } else {
-                mma_chain(part_re[n], f.re_small, x[n].re_big);
-                mma_chain(part_im[n], f.re_small, x[n].im_big);
-            }
+            mma_from_zero(part_re[n], f.re_small, x[n].re_big);
+            mma_from_zero(part_im[n], f.re_small, x[n].im_big);
         }
 #pragma unroll
         for (int n = 0; n < tiling::frags_m; ++n) {
@@ -529,6 +509,13 @@ __global__ void __launch_bounds__(tiling::threads, tiling::min_blocks)
             mma_chain(part_re[n], f.im_big, x[n].im_big);
             mma_chain(part_im[n], f.neg_im_big, x[n].re_big);
         }
+#pragma unroll
+        for (int n = 0; n < tiling::frags_m; ++n)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                acc_re[n].reg[r] += part_re[n].reg[r];
+                acc_im[n].reg[r] += part_im[n].reg[r];
+            }
     };
 
     // Writes the accumulators of the item just finished (C fragment rows are
@@ -579,12 +566,8 @@ __global__ void __launch_bounds__(tiling::threads, tiling::min_blocks)
         const float2* filter_tile = filter_stages + buffer * tiling::filter_stage_elements;
         const float2* input_tile = input_stages + buffer * tiling::input_stage_elements;
 #pragma unroll
-        for (int s = 0; s < tiling::k_steps; ++s) {
-            k_step(filter_tile + 8 * s * tiling::filter_pitch, input_tile + 8 * s * tiling::input_pitch,
-                   !tiling::chain_tile || s == 0);
-            if (!tiling::chain_tile) add_parts();
-        }
-        if (tiling::chain_tile) add_parts();
+        for (int s = 0; s < tiling::k_steps; ++s)
+            k_step(filter_tile + 8 * s * tiling::filter_pitch, input_tile + 8 * s * tiling::input_pitch);
 
         if (++compute_k_tile == k_tiles) {
             store_item(locate(compute_item, layout, args, tiling::block_m, tiling::block_o));
@@ -668,17 +651,14 @@ inline int choose_frags_m(std::int64_t rows, int warps_m, int max_frags) {
     return best;
 }
 
-template <int warps_o, int warps_m, int k_steps, int stages, int min_blocks, int StaticInChannels = 0,
-          bool chain_tile = false>
+template <int warps_o, int warps_m, int k_steps, int stages, int min_blocks, int StaticInChannels = 0>
 void launch_frags(const spectral_gemm_args& a, cudaStream_t stream, int frags_m, const launch_options& options = {}) {
     constexpr int C = StaticInChannels;
-    constexpr bool chain = chain_tile;
     switch (frags_m) {
-        case 4: return launch<gemm_tiling<warps_o, warps_m, 4, k_steps, stages, min_blocks, chain>, C>(a, stream, options);
-        case 5: return launch<gemm_tiling<warps_o, warps_m, 5, k_steps, stages, min_blocks, chain>, C>(a, stream, options);
-        case 6: return launch<gemm_tiling<warps_o, warps_m, 6, k_steps, stages, min_blocks, chain>, C>(a, stream, options);
-        default:
-            return launch<gemm_tiling<warps_o, warps_m, 7, k_steps, stages, min_blocks, chain>, C>(a, stream, options);
+        case 4: return launch<gemm_tiling<warps_o, warps_m, 4, k_steps, stages, min_blocks>, C>(a, stream, options);
+        case 5: return launch<gemm_tiling<warps_o, warps_m, 5, k_steps, stages, min_blocks>, C>(a, stream, options);
+        case 6: return launch<gemm_tiling<warps_o, warps_m, 6, k_steps, stages, min_blocks>, C>(a, stream, options);
+        default: return launch<gemm_tiling<warps_o, warps_m, 7, k_steps, stages, min_blocks>, C>(a, stream, options);
     }
 }
 
