@@ -352,6 +352,18 @@ __device__ __forceinline__ int first_window_row(const tile_window& wa, const til
     return wa.rows == 0 ? wb.row_begin : wb.rows == 0 ? wa.row_begin : min(wa.row_begin, wb.row_begin);
 }
 
+// The array tile n of a source reads and the factor it is scaled by: one of
+// each per source, except where a source of two tensors overloads these
+// (filter_gradient_gemm.cu); a pair of tiles reads one tensor.
+template <class Source>
+__device__ const float* tile_data(const Source& source, std::int64_t) {
+    return source.data();
+}
+template <class Source>
+__device__ float tile_scale(const Source& source, std::int64_t) {
+    return source.scale;
+}
+
 // Real tiles [0, tile_count) of `source` -> spectrum[bin * bin_stride + n],
 // bins = T x (T/2 + 1), row-major (the layout cuFFT's R2C would produce).
 // bin_stride is a multiple of 4, so a pair (n even) is one 16-byte store.
@@ -371,7 +383,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
     tile_window wa = tile_window{}, wb = tile_window{};
     pair_windows(source, n0, tile_count, wa, wb);
-    load_pair<T>(z, lane, source.data(), wa, wb, source.scale);
+    load_pair<T>(z, lane, tile_data(source, n0), wa, wb, tile_scale(source, n0));
     __syncthreads();
     // Rows, then columns: two transposing passes over one FFT body. Rows
     // outside both windows are zero, and so is their FFT.
