@@ -221,6 +221,7 @@ void run_case(const gemm_case& g, bool positive, std::uint64_t seed, cublasHandl
 // spectral_gemm_static<C> for the channel counts it is instantiated for here.
 void run_static(const spectral_gemm_args& a, cudaStream_t stream) {
     switch (a.in_channels) {
+        case 17: return fftconv::detail::spectral_gemm_static<17>(a, stream);
         case 64: return fftconv::detail::spectral_gemm_static<64>(a, stream);
         case 128: return fftconv::detail::spectral_gemm_static<128>(a, stream);
         default: FAIL("no static instantiation for in_channels = ", a.in_channels);
@@ -286,7 +287,7 @@ TEST_CASE("spectral_gemm matches float64 at least as well as cuBLAS FP32, on awk
     FFTCONV_CUDA_TRY(cudaStreamDestroy(stream));
 }
 
-TEST_CASE("spectral_gemm_static<64> and <128> give the dynamic spectral_gemm bit for bit") {
+TEST_CASE("spectral_gemm_static<17>, <64> and <128> give the dynamic spectral_gemm bit for bit") {
     cudaStream_t stream = nullptr;
     FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     cublasHandle_t blas = nullptr;
@@ -312,6 +313,7 @@ TEST_CASE("spectral_gemm_static<64> and <128> give the dynamic spectral_gemm bit
         {1, 128, 128, 0, 128, 2, 0, 0},      // one row
         {7, 128, 3, 1, 2, 3, 1, 0},          // one output channel in the middle
         {100, 128, 64, 0, 64, 2, 0, 1},      // off 16-byte alignment
+        {64, 17, 64, 0, 64, 3, 0, 0},        // a partial last k-tile: its second k-step skipped
     };
     std::uint64_t seed = 20270101;
     for (const gemm_case& g : cases)
