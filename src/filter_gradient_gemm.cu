@@ -268,6 +268,8 @@ bool fits_filter_gradient_gemm(const problem& p) {
            g.dy_slots <= INT_MAX;
 }
 
+int filter_gradient_gemm_grid(const problem& p) { return tile_of(p); }
+
 std::size_t filter_gradient_gemm_scratch(const problem& p) { return plan_of(p).bytes; }
 
 void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch) {

@@ -20,6 +20,10 @@ namespace fftconv::detail {
 // spectrum (one Cin/groups x Cout matrix per bin) within a GiB.
 bool fits_filter_gradient_gemm(const problem& p);
 
+// The grid the path takes for `p`: 32 or 64 points per axis (a cost model
+// where both fit; host code, no CUDA calls).
+int filter_gradient_gemm_grid(const problem& p);
+
 // Scratch bytes the path needs (the chunk's spectra and the gradient's).
 std::size_t filter_gradient_gemm_scratch(const problem& p);
 

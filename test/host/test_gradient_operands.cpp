@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "filter_gradient_gemm.hpp"
 #include "gradient_operands.hpp"
 #include "gradient_positions.hpp"
 #include "make_problem.hpp"
@@ -166,6 +167,20 @@ TEST_CASE("the filter gradient's blocks fit the fused 64-point tile") {
     CHECK(detail::filter_blocks_of(k16, 32).block_rows == 17);
     CHECK(detail::filter_blocks_of(k16, 32).blocks_high == 7);  // 113 outputs in blocks of 17
     CHECK(detail::filter_blocks_of(make(1, 1, 1, 50, 50, 17, 0, 1), 32).block_rows == 34);  // K = 17: the whole axis
+}
+
+// The GEMM path's grid, the cost model's choice (src/filter_gradient_gemm.cu)
+// against the H200 measurements it was built from (docs/performance.md g5,
+// g8): 32 points for kernels up to 8; for kernels up to 16 where the
+// tensor-core GEMM runs and the smaller grid measured faster; else 64.
+TEST_CASE("the filter gradient's GEMM path takes the grid that measured faster") {
+    CHECK(detail::filter_gradient_gemm_grid(make(4, 64, 64, 128, 128, 8, 0, 1)) == 32);
+    CHECK(detail::filter_gradient_gemm_grid(make(4, 64, 64, 128, 128, 16, 0, 1)) == 32);    // 0.177 against 0.237 ms
+    CHECK(detail::filter_gradient_gemm_grid(make(2, 128, 128, 256, 256, 16, 0, 1)) == 64);  // 0.836 against 1.157 ms
+    CHECK(detail::filter_gradient_gemm_grid(make(1, 128, 128, 256, 256, 32, 0, 1)) == 64);  // K > 16: no block fits 32 points
+    CHECK(detail::filter_gradient_gemm_grid(make(4, 64, 64, 128, 128, 12, 0, 2)) == 64);    // groups: cuBLAS
+    CHECK(detail::filter_gradient_gemm_grid(make(4, 8, 8, 128, 128, 12, 0, 1)) == 64);      // few channels: cuBLAS
+    CHECK(detail::filter_gradient_gemm_grid(make(4, 8, 8, 128, 128, 8, 0, 2)) == 32);
 }
 
 // The fused filter-gradient paths (src/depthwise_filter_gradient.cu,
