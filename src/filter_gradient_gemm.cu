@@ -57,11 +57,21 @@ constexpr std::int64_t max_chunk_ffma = 128, max_chunk_tensor = 256;
 
 constexpr std::int64_t round_up(std::int64_t n, std::int64_t multiple) { return ceil_div(n, multiple) * multiple; }
 
+// Channel slots per position: a group's input channels rounded up to even
+// (group), all groups' (x), the output channels rounded up to even (dy).
+struct channel_slots {
+    std::int64_t group, x, dy;
+};
+constexpr channel_slots slots_of(const problem& p) {
+    const std::int64_t group = round_up(p.group_in_channels(), 2);
+    return {group, p.groups * group, round_up(p.out_channels, 2)};
+}
+
 // Whether the tensor-core GEMM takes p's products at a full chunk's depth
 // (each chunk's own depth is checked again: spectral_gemm_pays).
 bool tensor_gemm(const problem& p) {
     spectral_gemm_args a{};
-    a.rows = round_up(p.in_channels, 2);
+    a.rows = slots_of(p).x;
     a.in_channels = max_chunk_tensor;
     a.out_channels = a.last_out = p.out_channels;
     return p.groups == 1 && spectral_gemm_pays(a);
@@ -135,9 +145,8 @@ struct gemm_plan {
 
 // Positions per chunk on a grid: as many as the budget and max_chunk allow.
 std::int64_t chunk_of(const problem& p, int tile) {
-    const std::int64_t per_position =
-        bins_of(tile) * std::int64_t(sizeof(float2)) *
-        (p.groups * round_up(p.group_in_channels(), 2) + round_up(p.out_channels, 2));
+    const channel_slots slots = slots_of(p);
+    const std::int64_t per_position = bins_of(tile) * std::int64_t(sizeof(float2)) * (slots.x + slots.dy);
     const std::int64_t most = std::min(budget / per_position, tensor_gemm(p) ? max_chunk_tensor : max_chunk_ffma);
     return std::clamp<std::int64_t>(most, 1, positions_of(p, tile).count());
 }
@@ -158,9 +167,10 @@ gemm_plan plan_of(const problem& p) {
     gemm_plan g{};
     g.tile = tile_of(p);
     const std::int64_t bins = bins_of(g.tile), positions = positions_of(p, g.tile).count();
-    g.cg_slots = round_up(p.group_in_channels(), 2);
-    g.x_slots = p.groups * g.cg_slots;
-    g.dy_slots = round_up(p.out_channels, 2);
+    const channel_slots slots = slots_of(p);
+    g.cg_slots = slots.group;
+    g.x_slots = slots.x;
+    g.dy_slots = slots.dy;
     g.chunk = chunk_of(p, g.tile);
     g.chunks = ceil_div(positions, g.chunk);
     g.stride = round_up((g.dy_slots + g.x_slots) * g.chunk, 4);
