@@ -401,22 +401,35 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
 
     // Split the pair and store bin-major; consecutive threads of a bin write
     // consecutive tiles, so each bin's stores from this block are contiguous.
-    const int linear = group * T + lane;
-    const std::int64_t block_first = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs);
-    for (int idx = linear; idx < T * freq_cols * pairs; idx += threads) {
-        const int g = idx % pairs, bin = idx / pairs;
-        const int r = bin / freq_cols, s = bin % freq_cols;
-        const float2* zg = shared + g * T * pitch;
+    // Thread `linear` splits pair g = linear % pairs (threads is a multiple of
+    // pairs) at bins linear / pairs + T j, j < freq_cols: exactly freq_cols
+    // bins each, found by stepping (row, column) and the output address,
+    // not by dividing the flat index by freq_cols and multiplying it by the
+    // bin stride at every step.
+    const int linear = group * T + lane, g = linear % pairs;
+    const float2* zg = shared + g * T * pitch;
+    const std::int64_t n = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs) + 2 * g;
+    const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
+    int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
+    float2* out = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
+    const std::int64_t step = std::int64_t(T) * bin_stride;
+    for (int j = 0; j < freq_cols; ++j) {
         const float2 zk = zg[r * pitch + s];
-        const float2 zm = zg[((T - r) % T) * pitch + (T - s) % T];
-        const std::int64_t n = block_first + 2 * g;
-        float2* out = spectrum + std::int64_t(bin) * bin_stride + n;
+        const float2 zm = zg[((T - r) & (T - 1)) * pitch + ((T - s) & (T - 1))];  // Z[-k]: T is a power of two
         const float2 a{0.5f * (zk.x + zm.x), 0.5f * (zk.y - zm.y)};
         const float2 b{0.5f * (zk.y + zm.y), -0.5f * (zk.x - zm.x)};
-        if (n + 1 < tile_count)
+        if (both)
             *reinterpret_cast<float4*>(out) = float4{a.x, a.y, b.x, b.y};
-        else if (n < tile_count)
+        else if (first_only)
             out[0] = a;
+        out += step;
+        // The next bin, T on: T = freq_cols + T/2 - 1.
+        s += T / 2 - 1;
+        r += 1;
+        if (s >= freq_cols) {
+            s -= freq_cols;
+            r += 1;
+        }
     }
 }
 
@@ -432,45 +445,51 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
-    const int linear = group * T + lane;
+    const int linear = group * T + lane, g = linear % pairs;
     const std::int64_t block_first = first_tile + 2 * (first_pair + std::int64_t(blockIdx.x) * pairs);
 
     // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
-    // symmetry. Loads go out `chunk` at a time before any is used.
-    constexpr int total = T * freq_cols * pairs;
+    // symmetry. Thread `linear` loads pair g = linear % pairs at bins
+    // linear / pairs + T j, j < freq_cols (forward_tiles' stores in
+    // reverse), `chunk` loads in flight before any is used.
     constexpr int chunk = 8;
+    const std::int64_t n = block_first + 2 * g;
+    const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
+    const float2* in = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
+    const std::int64_t step = std::int64_t(T) * bin_stride;
+    float2* zg = shared + g * T * pitch;
+    int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
 #pragma unroll 1
-    for (int base = 0; base < total; base += chunk * threads) {
+    for (int j0 = 0; j0 < freq_cols; j0 += chunk) {
         float4 loaded[chunk];
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
-            const int idx = base + u * threads + linear;
             loaded[u] = float4{0, 0, 0, 0};
-            if (idx < total) {
-                const int g = idx % pairs, bin = idx / pairs;
-                const std::int64_t n = block_first + 2 * g;
-                const float2* in = spectrum + std::int64_t(bin) * bin_stride + n;
-                if (n + 1 < tile_count) {
+            if (j0 + u < freq_cols) {
+                if (both) {
                     loaded[u] = *reinterpret_cast<const float4*>(in);
-                } else if (n < tile_count) {
+                } else if (first_only) {
                     const float2 a = in[0];
                     loaded[u] = float4{a.x, a.y, 0, 0};
                 }
             }
+            in += step;
         }
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
-            const int idx = base + u * threads + linear;
-            if (idx >= total) break;
-            const int g = idx % pairs, bin = idx / pairs;
-            const int r = bin / freq_cols, s = bin % freq_cols;
+            if (j0 + u >= freq_cols) break;
             const float2 a{loaded[u].x, loaded[u].y}, b{loaded[u].z, loaded[u].w};
             // conj(Z), Z = A + i B: the inverse runs as a forward FFT of the
             // conjugate, IFFT(Z) = conj(FFT(conj(Z))).
-            float2* zg = shared + g * T * pitch;
             zg[r * pitch + s] = float2{a.x - b.y, -a.y - b.x};
-            if (s > 0 && s < T / 2)
-                zg[((T - r) % T) * pitch + (T - s)] = float2{a.x + b.y, a.y - b.x};
+            if (s > 0 && s < T / 2) zg[((T - r) & (T - 1)) * pitch + (T - s)] = float2{a.x + b.y, a.y - b.x};
+            // The next bin, T on: T = freq_cols + T/2 - 1.
+            s += T / 2 - 1;
+            r += 1;
+            if (s >= freq_cols) {
+                s -= freq_cols;
+                r += 1;
+            }
         }
     }
     __syncthreads();
