@@ -18,6 +18,8 @@
 
 #include <algorithm>
 
+#include "narrow_depthwise.hpp"
+
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
 
@@ -171,9 +173,7 @@ __global__ void __launch_bounds__(threads)
     }
 }
 
-}  // namespace
-
-bool fits_direct_depthwise(const problem& p) {
+bool fits_planes_kernel(const problem& p) {
     if (p.groups <= 1 || p.group_in_channels() != 1) return false;
     if (p.kernel.height > max_direct_kernel || p.kernel.width > max_direct_kernel) return false;
     // One staged plane and its filter within the budget, counted in 64 bits
@@ -186,7 +186,7 @@ bool fits_direct_depthwise(const problem& p) {
            floats * std::int64_t(sizeof(float)) <= std::int64_t(shared_budget);
 }
 
-double direct_depthwise_seconds(const problem& p) {
+double planes_kernel_seconds(const problem& p) {
     const direct_geometry g = geometry_of(p);
     const double multiply_adds =
         double(g.planes) * double(g.row_blocks * rows_per_thread) * double(g.out_width) * double(g.taps());
@@ -196,7 +196,13 @@ double direct_depthwise_seconds(const problem& p) {
            double(g.planes) * (small_planes ? seconds_per_small_plane : seconds_per_plane) + bytes / bytes_per_second;
 }
 
-void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
+// Whether the narrow kernel runs `p` (else the planes kernel): it fits, and
+// the planes kernel does not or is predicted slower.
+bool narrow_kernel_runs(const problem& p) {
+    return fits_narrow_depthwise(p) && (!fits_planes_kernel(p) || narrow_depthwise_seconds(p) < planes_kernel_seconds(p));
+}
+
+void run_planes_kernel(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
     const direct_geometry g = geometry_of(p);
     const std::size_t shared = g.shared_bytes(g.planes_per_block);
     // Always: the kernel's static shared memory (two tables of threads
@@ -214,6 +220,19 @@ void direct_depthwise(engine& e, const problem& p, const float* x, const float* 
                                                                         first * g.planes_per_block);
         FFTCONV_CHECK_LAUNCH();
     }
+}
+
+}  // namespace
+
+bool fits_direct_depthwise(const problem& p) { return fits_planes_kernel(p) || fits_narrow_depthwise(p); }
+
+double direct_depthwise_seconds(const problem& p) {
+    return narrow_kernel_runs(p) ? narrow_depthwise_seconds(p) : planes_kernel_seconds(p);
+}
+
+void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
+    if (narrow_kernel_runs(p)) narrow_depthwise(e, p, x, w, bias, y);
+    else run_planes_kernel(e, p, x, w, bias, y);
 }
 
 }  // namespace fftconv::detail

@@ -1,9 +1,13 @@
 // src/direct_depthwise.hpp — depthwise convolution without transforms, for
 // the problems where the FFT path's tiles would be mostly padding: small
 // images and small kernels (the 7 x 7 K = 13 stage of a RepLKNet, K <= 7 of
-// ConvNeXt and MobileNet blocks). The dispatch (src/dispatch_table.cu)
-// takes it when it fits and its cost model beats the FFT path's
-// (src/tile_heuristic.cpp); the plan says so (path_kind::direct).
+// ConvNeXt and MobileNet blocks). Two kernels: the planes kernel here (any
+// width, every tap times every output: small kernels) and the narrow kernel
+// (narrow_depthwise.hpp: rows up to 24 wide, only the products that meet
+// the image: large kernels on small images); their cost models pick one.
+// The dispatch (src/dispatch_table.cu) takes the direct path when one fits
+// and its cost model beats the FFT path's (src/tile_heuristic.cpp); the
+// plan says so (path_kind::direct).
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,277 @@
+// src/narrow_depthwise.cu — see narrow_depthwise.hpp.
+//
+// A block takes 32 planes (plane m = o * batch + b: output channel-major, so
+// that the planes of a block share one or two filters), one per lane, and
+// stages their inputs, with zero columns out to the compile-time row width
+// `Width`, and their filters in shared memory. Warp `warp` computes output
+// rows warp, warp + warps, ... of all 32 planes: for output row i it walks
+// the input rows p whose filter row u = p - i + pad_top exists, loads input
+// row p (Width values) and the filter row's taps that any pair (input column
+// q, output column j) of the two rows meets, shifted so that tap
+// v = q - j + pad_left sits at register q - j + Width - 1, and does the Width
+// x Width multiply-adds at constant indices. Taps past the filter are staged
+// zeros, so the padding costs no branches; inputs past the image are zeros.
+//
+// Why: at 14 x 14 with K = 27 every output sees the whole image, so the FFT
+// path's tiles are mostly padding (32 x 32 for 14 x 14 outputs), and the
+// planes kernel (direct_depthwise.cu) multiplies every tap with every output,
+// 729 products per output where 196 meet the image. Here a product per
+// (output, input) pair of the image (Width^2 per pair of rows), 39 shared
+// loads per 256 multiply-adds at Width = 16. The lanes of a warp read the
+// same filter address (a broadcast) and 32 planes' rows (conflict-free:
+// plane_pitch is 2 mod 4 floats).
+//
+// Accuracy: each output is a float sum over the filter rows of per-row float
+// sums (at most Width products each): the rounding of a two-level sum, as in
+// the planes kernel.
+//
+// Non-finite values: an input value reaches the outputs of its own plane
+// whose rows see its row (the padded product 0 * Inf is NaN, so possibly
+// more columns of those rows than the convolution's own), never another
+// plane; a filter value reaches the planes of its channel.
+#include "narrow_depthwise.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/workspace_layout.hpp"
+
+namespace fftconv::detail {
+
+namespace {
+
+constexpr int lanes = 32;      // planes per block
+constexpr int max_warps = 8;   // one output row each at a time
+constexpr std::int64_t shared_budget = 100 * 1024;  // 2 blocks per SM at the largest
+
+// The compile-time row widths; a problem runs the smallest that holds both
+// its input and output rows.
+constexpr int row_widths[] = {8, 12, 16, 24};
+static_assert(row_widths[std::size(row_widths) - 1] == max_narrow_width);
+
+// Cost model (narrow_depthwise_seconds): multiply-adds (Width^2 per pair of
+// rows, 32 lanes per block whether they hold a plane or not) at
+// multiply_adds_per_second, x and y once at copy bandwidth, a launch.
+// The rate is a prediction from the H200's 33.4 T FP32 multiply-adds per
+// second, of which the shared loads and the loop leave ~80%.
+constexpr double multiply_adds_per_second = 25e12;
+constexpr double bytes_per_second = 3e12;
+constexpr double launch_seconds = 3e-6;
+
+struct narrow_geometry {
+    std::int64_t planes;  // batch x out_channels: plane m = o * batch + b
+    std::int64_t batch, in_channels, out_channels, multiplier;
+    int height, width, out_height, out_width, kernel_height, kernel_width, pad_top, pad_left;
+    int row_width;     // the kernel's Width
+    int plane_pitch;   // floats per staged input plane: height x row_width, made 2 mod 4
+    int output_pitch;  // floats per staged output plane: out_height x out_width, made odd
+    int filter_pitch;  // floats per staged filter row
+    int filters;       // filters a block stages at most (the channels 32 planes can span)
+    int warps;
+
+    std::int64_t shared_floats() const {
+        return std::int64_t(lanes) * (plane_pitch + output_pitch) + std::int64_t(filters) * kernel_height * filter_pitch;
+    }
+};
+
+// The geometry in 64 bits first: fits_narrow_depthwise checks these before
+// they are narrowed to int.
+struct wide_extents {
+    std::int64_t row_width, plane_pitch, output_pitch, filter_pitch, filters, shared_bytes;
+};
+
+wide_extents extents_of(const problem& p) {
+    wide_extents e{};
+    const std::int64_t widest = std::max(p.width, p.out_width());
+    e.row_width = 0;
+    for (const int w : row_widths)
+        if (widest <= w) {
+            e.row_width = w;
+            break;
+        }
+    if (e.row_width == 0) return e;
+    e.plane_pitch = p.height * e.row_width;
+    if (e.plane_pitch % 4 == 0) e.plane_pitch += 2;
+    e.output_pitch = p.out_height() * p.out_width() | 1;
+    e.filter_pitch = std::max(p.kernel.width + e.row_width - 1, p.padding.width + 2 * e.row_width - 1);
+    e.filters = std::min(p.out_channels, (lanes - 1 + p.batch - 1) / p.batch + 1);
+    e.shared_bytes =
+        4 * (lanes * (e.plane_pitch + e.output_pitch) + e.filters * p.kernel.height * e.filter_pitch);
+    return e;
+}
+
+narrow_geometry geometry_of(const problem& p) {
+    const wide_extents e = extents_of(p);
+    narrow_geometry g{};
+    g.planes = p.batch * p.out_channels;
+    g.batch = p.batch;
+    g.in_channels = p.in_channels;
+    g.out_channels = p.out_channels;
+    g.multiplier = p.out_channels / p.in_channels;
+    g.height = int(p.height);
+    g.width = int(p.width);
+    g.out_height = int(p.out_height());
+    g.out_width = int(p.out_width());
+    g.kernel_height = int(p.kernel.height);
+    g.kernel_width = int(p.kernel.width);
+    g.pad_top = int(p.padding.height);
+    g.pad_left = int(p.padding.width);
+    g.row_width = int(e.row_width);
+    g.plane_pitch = int(e.plane_pitch);
+    g.output_pitch = int(e.output_pitch);
+    g.filter_pitch = int(e.filter_pitch);
+    g.filters = int(e.filters);
+    // As few rounds of rows as max_warps allows, spread evenly over the warps.
+    const int rounds = (g.out_height + max_warps - 1) / max_warps;
+    g.warps = (g.out_height + rounds - 1) / rounds;
+    return g;
+}
+
+// Input rows the filter rows of output row i meet.
+__host__ __device__ inline int first_input_row(int i, int pad_top) { return max(0, i - pad_top); }
+__host__ __device__ inline int end_input_row(int i, int pad_top, int kernel_height, int height) {
+    return min(height, i - pad_top + kernel_height);
+}
+
+template <int Width>
+__global__ void __launch_bounds__(lanes * max_warps)
+    narrow_depthwise_rows(narrow_geometry g, const float* __restrict__ x, const float* __restrict__ w,
+                          const float* __restrict__ bias, float* __restrict__ y, std::int64_t first_plane) {
+    extern __shared__ float2 shared_pairs[];  // float2: the row loads are 8 bytes
+    auto* const shared = reinterpret_cast<float*>(shared_pairs);
+    __shared__ std::int64_t input_of[lanes], output_of[lanes];
+    __shared__ int filter_of[lanes];
+    float* const planes = shared;
+    float* const outputs = planes + lanes * g.plane_pitch;
+    float* const filters = outputs + lanes * g.output_pitch;
+    const int threads = int(blockDim.x);
+    const std::int64_t m0 = first_plane + std::int64_t(blockIdx.x) * lanes;
+    const int count = int(min(std::int64_t(lanes), g.planes - m0));
+    const std::int64_t first_channel = m0 / g.batch;
+    const int staged_filters = int((m0 + count - 1) / g.batch - first_channel) + 1;
+    const int taps = g.kernel_height * g.kernel_width, out_plane = g.out_height * g.out_width;
+
+    // Each plane's 64-bit offsets once.
+    if (threadIdx.x < lanes) {
+        const int t = int(threadIdx.x);
+        if (t < count) {
+            const std::int64_t m = m0 + t, o = m / g.batch, b = m - o * g.batch;
+            input_of[t] = (b * g.in_channels + o / g.multiplier) * g.height * std::int64_t(g.width);
+            output_of[t] = (b * g.out_channels + o) * std::int64_t(out_plane);
+            filter_of[t] = int(o - first_channel);
+        } else {
+            filter_of[t] = 0;  // an idle lane computes on zeros and stores nothing
+        }
+    }
+    // Zeros: the columns past each image and the idle lanes' planes, the
+    // filters' margins.
+    for (int i = int(threadIdx.x); i < lanes * g.plane_pitch; i += threads) planes[i] = 0.0f;
+    for (int i = int(threadIdx.x); i < staged_filters * g.kernel_height * g.filter_pitch; i += threads)
+        filters[i] = 0.0f;
+    __syncthreads();
+    const int pixels = g.height * g.width;
+#pragma unroll 4
+    for (int i = int(threadIdx.x); i < count * pixels; i += threads) {
+        const int plane = i / pixels, pixel = i - plane * pixels, row = pixel / g.width;
+        planes[plane * g.plane_pitch + row * Width + pixel - row * g.width] = x[input_of[plane] + pixel];
+    }
+    for (int i = int(threadIdx.x); i < staged_filters * taps; i += threads) {
+        const int f = i / taps, tap = i - f * taps, u = tap / g.kernel_width, v = tap - u * g.kernel_width;
+        filters[(f * g.kernel_height + u) * g.filter_pitch + Width - 1 + v] = w[(first_channel + f) * taps + tap];
+    }
+    __syncthreads();
+
+    const int lane = int(threadIdx.x) % lanes, warp = int(threadIdx.x) / lanes;
+    const float* const plane = planes + lane * g.plane_pitch;
+    // Tap v of filter row u at filter[u * filter_pitch + v - pad_left + Width - 1].
+    const float* const filter = filters + filter_of[lane] * g.kernel_height * g.filter_pitch + g.pad_left;
+    const float bias_value = bias == nullptr ? 0.0f : bias[first_channel + filter_of[lane]];
+    for (int i = warp; i < g.out_height; i += g.warps) {
+        float sum[Width];
+#pragma unroll
+        for (int j = 0; j < Width; ++j) sum[j] = 0.0f;
+        const int end = end_input_row(i, g.pad_top, g.kernel_height, g.height);
+#pragma unroll 1
+        for (int p = first_input_row(i, g.pad_top); p < end; ++p) {
+            float in[Width], tap[2 * Width - 1];
+#pragma unroll
+            for (int q = 0; q < Width; q += 2) {
+                const float2 pair = *reinterpret_cast<const float2*>(plane + p * Width + q);
+                in[q] = pair.x;
+                in[q + 1] = pair.y;
+            }
+            const float* const row = filter + (p - i + g.pad_top) * g.filter_pitch;
+#pragma unroll
+            for (int d = 0; d < 2 * Width - 1; ++d) tap[d] = row[d];
+#pragma unroll
+            for (int j = 0; j < Width; ++j) {
+                float row_sum = 0.0f;
+#pragma unroll
+                for (int q = 0; q < Width; ++q) row_sum = fmaf(in[q], tap[q - j + Width - 1], row_sum);
+                sum[j] += row_sum;
+            }
+        }
+        float* const out = outputs + lane * g.output_pitch + i * g.out_width;
+#pragma unroll
+        for (int j = 0; j < Width; ++j)
+            if (j < g.out_width) out[j] = sum[j] + bias_value;
+    }
+    __syncthreads();
+    // Each plane's outputs are contiguous in y: copy them out together.
+#pragma unroll 4
+    for (int i = int(threadIdx.x); i < count * out_plane; i += threads) {
+        const int plane = i / out_plane, k = i - plane * out_plane;
+        y[output_of[plane] + k] = outputs[plane * g.output_pitch + k];
+    }
+}
+
+template <int Width>
+void launch_rows(engine& e, const narrow_geometry& g, const float* x, const float* w, const float* bias, float* y) {
+    const auto kernel = narrow_depthwise_rows<Width>;
+    const std::size_t shared = sizeof(float) * std::size_t(g.shared_floats());
+    // Always: the static tables count against the 48 KiB a launch gets
+    // without opting in.
+    FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
+    e.log_launch(reinterpret_cast<const void*>(kernel));
+    constexpr std::int64_t max_blocks = std::int64_t{1} << 30;
+    const std::int64_t blocks = ceil_div(g.planes, std::int64_t(lanes));
+    for (std::int64_t first = 0; first < blocks; first += max_blocks) {
+        const auto launch = unsigned(std::min(max_blocks, blocks - first));
+        kernel<<<launch, lanes * g.warps, shared, e.stream()>>>(g, x, w, bias, y, first * lanes);
+        FFTCONV_CHECK_LAUNCH();
+    }
+}
+
+}  // namespace
+
+bool fits_narrow_depthwise(const problem& p) {
+    if (p.groups <= 1 || p.group_in_channels() != 1) return false;
+    const wide_extents e = extents_of(p);
+    return e.row_width > 0 && p.kernel.height <= shared_budget && p.kernel.width <= shared_budget &&
+           p.padding.width <= shared_budget && p.height <= shared_budget && p.out_height() <= shared_budget &&
+           e.shared_bytes <= shared_budget;
+}
+
+double narrow_depthwise_seconds(const problem& p) {
+    const narrow_geometry g = geometry_of(p);
+    double row_pairs = 0;  // (output row, input row) pairs, per plane
+    for (int i = 0; i < g.out_height; ++i)
+        row_pairs += std::max(0, end_input_row(i, g.pad_top, g.kernel_height, g.height) - first_input_row(i, g.pad_top));
+    const double multiply_adds = double(ceil_div(g.planes, std::int64_t(lanes)) * lanes) * row_pairs *
+                                 double(g.row_width) * double(g.row_width);
+    const double bytes = 4.0 * double(p.input_elements() + p.output_elements());
+    return launch_seconds + multiply_adds / multiply_adds_per_second + bytes / bytes_per_second;
+}
+
+void narrow_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
+    const narrow_geometry g = geometry_of(p);
+    switch (g.row_width) {
+        case 8: return launch_rows<8>(e, g, x, w, bias, y);
+        case 12: return launch_rows<12>(e, g, x, w, bias, y);
+        case 16: return launch_rows<16>(e, g, x, w, bias, y);
+        default: return launch_rows<24>(e, g, x, w, bias, y);
+    }
+}
+
+}  // namespace fftconv::detail
