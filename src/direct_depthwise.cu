@@ -196,12 +196,6 @@ double planes_kernel_seconds(const problem& p) {
            double(g.planes) * (small_planes ? seconds_per_small_plane : seconds_per_plane) + bytes / bytes_per_second;
 }
 
-// Whether the narrow kernel runs `p` (else the planes kernel): it fits, and
-// the planes kernel does not or is predicted slower.
-bool narrow_kernel_runs(const problem& p) {
-    return fits_narrow_depthwise(p) && (!fits_planes_kernel(p) || narrow_depthwise_seconds(p) < planes_kernel_seconds(p));
-}
-
 void run_planes_kernel(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
     const direct_geometry g = geometry_of(p);
     const std::size_t shared = g.shared_bytes(g.planes_per_block);
@@ -226,12 +220,18 @@ void run_planes_kernel(engine& e, const problem& p, const float* x, const float*
 
 bool fits_direct_depthwise(const problem& p) { return fits_planes_kernel(p) || fits_narrow_depthwise(p); }
 
+direct_kernel direct_kernel_for(const problem& p) {
+    const bool narrow = fits_narrow_depthwise(p) &&
+                        (!fits_planes_kernel(p) || narrow_depthwise_seconds(p) < planes_kernel_seconds(p));
+    return narrow ? direct_kernel::narrow : direct_kernel::planes;
+}
+
 double direct_depthwise_seconds(const problem& p) {
-    return narrow_kernel_runs(p) ? narrow_depthwise_seconds(p) : planes_kernel_seconds(p);
+    return direct_kernel_for(p) == direct_kernel::narrow ? narrow_depthwise_seconds(p) : planes_kernel_seconds(p);
 }
 
 void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
-    if (narrow_kernel_runs(p)) narrow_depthwise(e, p, x, w, bias, y);
+    if (direct_kernel_for(p) == direct_kernel::narrow) narrow_depthwise(e, p, x, w, bias, y);
     else run_planes_kernel(e, p, x, w, bias, y);
 }
 

@@ -17,11 +17,17 @@
 
 namespace fftconv::detail {
 
-// Whether the direct kernel takes `p`: depthwise (one input channel per
-// group), kernels up to max_direct_kernel per axis (its float sums: one per
-// kernel row, then one over the rows), and one padded input plane plus its
-// filter within the block's shared memory.
+// Whether a direct kernel takes `p`: depthwise (one input channel per
+// group), and either the planes kernel fits (kernels up to
+// max_direct_kernel per axis: its float sums, one per kernel column, then
+// one over the columns; one padded input plane plus its filter within the
+// block's shared memory) or the narrow one does (fits_narrow_depthwise).
 bool fits_direct_depthwise(const problem& p);
+
+// Which kernel runs a problem that fits: the narrow one where it fits and
+// its cost model beats the planes kernel's (or only it fits).
+enum class direct_kernel { planes, narrow };
+direct_kernel direct_kernel_for(const problem& p);
 
 // The direct kernel's predicted time for `p` (fits_direct_depthwise), for the
 // dispatch to weigh against the FFT path's (tile_heuristic.hpp).

@@ -248,7 +248,7 @@ void launch_rows(engine& e, const narrow_geometry& g, const float* x, const floa
 bool fits_narrow_depthwise(const problem& p) {
     if (p.groups <= 1 || p.group_in_channels() != 1) return false;
     const wide_extents e = extents_of(p);
-    return e.row_width > 0 && p.kernel.height <= shared_budget && p.kernel.width <= shared_budget &&
+    return e.row_width > 0 && p.kernel.height <= max_narrow_kernel_height && p.kernel.width <= shared_budget &&
            p.padding.width <= shared_budget && p.height <= shared_budget && p.out_height() <= shared_budget &&
            e.shared_bytes <= shared_budget;
 }

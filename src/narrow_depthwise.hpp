@@ -15,10 +15,13 @@
 namespace fftconv::detail {
 
 inline constexpr std::int64_t max_narrow_width = 24;
+inline constexpr std::int64_t max_narrow_kernel_height = 64;
 
 // Whether the narrow kernel takes `p`: depthwise (one input channel per
-// group), input and output widths at most max_narrow_width, and a block's
-// staged planes and filters within its shared memory.
+// group), input and output widths at most max_narrow_width, kernels at most
+// max_narrow_kernel_height tall (an output is a float sum over that many
+// row sums at most), and a block's staged planes and filters within its
+// shared memory.
 bool fits_narrow_depthwise(const problem& p);
 
 // Its predicted time for a problem that fits.
