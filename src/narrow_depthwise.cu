@@ -16,8 +16,8 @@
 // path's tiles are mostly padding (32 x 32 for 14 x 14 outputs), and the
 // planes kernel (direct_depthwise.cu) multiplies every tap with every output,
 // 729 products per output where 196 meet the image. Here a product per
-// (output, input) pair of the image (Width^2 per pair of rows), 39 shared
-// loads per 256 multiply-adds at Width = 16. The lanes of a warp read the
+// (output, input) pair of the image (Width^2 per pair of rows), 34 shared
+// loads per 196 multiply-adds at Width = 14. The lanes of a warp read the
 // same filter address (a broadcast) and 32 planes' rows (conflict-free:
 // plane_pitch is 2 mod 4 floats).
 //
@@ -43,18 +43,21 @@ namespace {
 
 constexpr int lanes = 32;      // planes per block
 constexpr int max_warps = 8;   // one output row each at a time
-constexpr std::int64_t shared_budget = 100 * 1024;  // 2 blocks per SM at the largest
+constexpr std::int64_t shared_budget = 112 * 1024;  // 2 blocks per SM at the largest
 
 // The compile-time row widths; a problem runs the smallest that holds both
-// its input and output rows.
-constexpr int row_widths[] = {8, 12, 16, 24};
+// its input and output rows (a product per pair of the Width-wide rows: 14
+// is there for the 14 x 14 stage of networks at 224^2, which would spend 23%
+// of its multiply-adds on the zeros of 16-wide rows; 8 for their 7 x 7 stage).
+constexpr int row_widths[] = {8, 12, 14, 16, 20, 24};
 static_assert(row_widths[std::size(row_widths) - 1] == max_narrow_width);
 
 // Cost model (narrow_depthwise_seconds): multiply-adds (Width^2 per pair of
 // rows, 32 lanes per block whether they hold a plane or not) at
-// multiply_adds_per_second, x and y once at copy bandwidth, a launch.
-// The rate is a prediction from the H200's 33.4 T FP32 multiply-adds per
-// second, of which the shared loads and the loop leave ~80%.
+// multiply_adds_per_second or x and y once at copy bandwidth, whichever
+// takes longer (blocks stage while others compute), plus a launch. The rate
+// is a prediction from the H200's 33.4 T FP32 multiply-adds per second, of
+// which the shared loads and the loop leave ~75%.
 constexpr double multiply_adds_per_second = 25e12;
 constexpr double bytes_per_second = 3e12;
 constexpr double launch_seconds = 3e-6;
@@ -261,7 +264,7 @@ double narrow_depthwise_seconds(const problem& p) {
     const double multiply_adds = double(ceil_div(g.planes, std::int64_t(lanes)) * lanes) * row_pairs *
                                  double(g.row_width) * double(g.row_width);
     const double bytes = 4.0 * double(p.input_elements() + p.output_elements());
-    return launch_seconds + multiply_adds / multiply_adds_per_second + bytes / bytes_per_second;
+    return launch_seconds + std::max(multiply_adds / multiply_adds_per_second, bytes / bytes_per_second);
 }
 
 void narrow_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
@@ -269,7 +272,9 @@ void narrow_depthwise(engine& e, const problem& p, const float* x, const float* 
     switch (g.row_width) {
         case 8: return launch_rows<8>(e, g, x, w, bias, y);
         case 12: return launch_rows<12>(e, g, x, w, bias, y);
+        case 14: return launch_rows<14>(e, g, x, w, bias, y);
         case 16: return launch_rows<16>(e, g, x, w, bias, y);
+        case 20: return launch_rows<20>(e, g, x, w, bias, y);
         default: return launch_rows<24>(e, g, x, w, bias, y);
     }
 }
