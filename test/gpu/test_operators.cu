@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "conv_check.hpp"
+#include "direct_depthwise.hpp"
+#include "narrow_depthwise.hpp"
 #include "make_problem.hpp"
 #include "fftconv/detail/engine.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
@@ -108,6 +110,47 @@ TEST_CASE("the direct depthwise path: chosen for small planes, right for every o
     // A forced tile extent is the FFT pipeline's.
     ctx.force_tile_extent(16);
     CHECK(ctx.plan(make(2, 64, 64, 7, 7, 13, same_padding(13), 64)).path == path_kind::generic);
+}
+
+TEST_CASE("the narrow direct kernel: large kernels on small planes, every row width, every operator variant") {
+    // The dispatch's own choice for each (direct path, narrow kernel): row
+    // widths 8 to 24, blocks of 32 planes spanning one channel or many
+    // (batch 1 and 3), channel multiplier 2, even K, padding beyond the
+    // kernel, rectangular kernels, more output rows than warps.
+    context ctx;
+    std::uint64_t seed = 1400;
+    for (const problem& p : {
+             make(64, 32, 32, 7, 7, 13, same_padding(13), 32),    // RepLKNet's 7 x 7 stage: width 8
+             make(64, 16, 16, 14, 14, 27, same_padding(27), 16),  // its 14 x 14 stage: width 14
+             make(3, 8, 16, 14, 14, 27, same_padding(27), 8),     // multiplier 2; a block spans 11 channels
+             make(8, 16, 16, 12, 12, 12, same_padding(12), 16),   // even K: 13 outputs a row (width 14)
+             make(4, 8, 8, 40, 6, 7, 3, 8),                       // 40 output rows: 5 rounds of 8 warps
+             make(4, 8, 8, 9, 9, 5, {7, 6}, 8),                   // padding beyond the kernel: 19 x 17 outputs
+             make(1, 16, 16, 9, 13, {5, 3}, {2, 1}, 16),          // rectangular, batch 1: 32 filters a block
+             make(16, 96, 96, 16, 16, 15, 7, 96),                 // width 16
+             make(16, 96, 96, 20, 20, 7, 3, 96),                  // width 20
+         }) {
+        CAPTURE(to_string(p));
+        REQUIRE(ctx.plan(p).path == path_kind::direct);
+        REQUIRE(detail::direct_kernel_for(p) == detail::direct_kernel::narrow);
+        for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
+    }
+    // Run on the narrow kernel whatever the cost models say: width 24, a
+    // 1 x K and a K x 1 kernel, odd sizes, outputs wider than the input.
+    const testing::conv_runner narrow = [](context& c, const problem& p, const float* x, const float* w, float* y) {
+        detail::narrow_depthwise(c.engine(), p, x, w, nullptr, y);
+    };
+    for (const problem& p : {
+             make(32, 4, 4, 10, 23, 5, 2, 4),                   // width 24
+             make(5, 3, 6, 11, 17, {1, 9}, {0, 4}, 3),          // 1 x K, multiplier 2
+             make(2, 5, 5, 21, 9, {15, 1}, {7, 0}, 5),          // K x 1
+             make(3, 4, 4, 5, 5, 3, 4, 4),                      // 11 x 11 outputs from 5 x 5 inputs
+             make(33, 2, 2, 7, 7, 13, same_padding(13), 2),     // 66 planes: a last block of 2
+         }) {
+        CAPTURE(to_string(p));
+        REQUIRE(detail::fits_narrow_depthwise(p));
+        (void)testing::check_conv(ctx, p, seed += 2, narrow);
+    }
 }
 
 TEST_CASE("outputs that see only padding are exactly the bias, also beside many large positive sums") {

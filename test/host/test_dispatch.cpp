@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "direct_depthwise.hpp"
 #include "fftconv/dispatch.hpp"
 #include "fftconv/status.hpp"
 #include "leaderboard.hpp"
@@ -149,11 +150,19 @@ TEST_CASE("small depthwise problems take the direct path; large ones, dense ones
     CHECK(d.geometry.tile_extent() == choose_tile_extent(small));  // the FFT pipeline's, for filter spectra
     CHECK(std::string(to_string(d.path)) == "direct");
     CHECK(choose_dispatch(depthwise(64, 128, 56, 3)).path == path_kind::direct);
-    // K = 13 on the same planes: 169 products an output, where one 16-point
-    // tile covers the padded 7 x 7 image (measured 156 us direct at 4f95a9f,
-    // 84 us for the 16-point transforms of as many tiles at K = 7).
-    CHECK(choose_dispatch(depthwise(64, 1024, 7, 13)).path == path_kind::generic);
-    CHECK(choose_dispatch(depthwise(64, 1024, 7, 13)).geometry.tile_extent() == 16);
+    CHECK(detail::direct_kernel_for(small) == detail::direct_kernel::narrow);
+    CHECK(detail::direct_kernel_for(depthwise(64, 128, 56, 3)) == detail::direct_kernel::planes);  // 56 wide
+    // K = 13 and K = 27 on 7 x 7 and 14 x 14 planes: every output sees the
+    // whole image. The planes kernel would multiply all 169 or 729 taps per
+    // output (156 us at 7^2 K13, 4f95a9f); the narrow kernel only the
+    // products that meet the image, and beats the 16- and 32-point tiles
+    // that cover the padded planes.
+    for (const problem& p : {depthwise(64, 1024, 7, 13), depthwise(64, 512, 14, 27)}) {
+        CAPTURE(to_string(p));
+        CHECK(choose_dispatch(p).path == path_kind::direct);
+        CHECK(detail::direct_kernel_for(p) == detail::direct_kernel::narrow);
+    }
+    CHECK(choose_dispatch(depthwise(64, 256, 28, 29)).path == path_kind::generic);  // 28 wide, K = 29: 64-point tiles
     CHECK(choose_dispatch(depthwise(64, 128, 56, 31)).path == path_kind::generic);  // 961 products an output
     CHECK(choose_dispatch(depthwise(8, 64, 256, 3)).path == path_kind::generic);   // a plane past shared memory
     CHECK(choose_dispatch(small, 16).path == path_kind::generic);
