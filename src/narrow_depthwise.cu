@@ -173,11 +173,26 @@ __global__ void __launch_bounds__(lanes * max_warps)
     for (int i = int(threadIdx.x); i < staged_filters * g.kernel_height * g.filter_pitch; i += threads)
         filters[i] = 0.0f;
     __syncthreads();
-    const int pixels = g.height * g.width;
+    // A warp stages a plane at a time, its lanes 32 consecutive pixels, each
+    // lane's (row, column) stepped rather than divided per pixel (a division
+    // by a run-time width is ~20 instructions).
+    const int lane = int(threadIdx.x) % lanes, warp = int(threadIdx.x) / lanes;
+    const int pixels = g.height * g.width, lane_row = lane / g.width, lane_col = lane % g.width;
+    const int step_rows = lanes / g.width, step_cols = lanes % g.width;
+    for (int plane = warp; plane < count; plane += g.warps) {
+        const float* const image = x + input_of[plane];
+        float* const staged = planes + plane * g.plane_pitch;
+        int row = lane_row, col = lane_col;
 #pragma unroll 4
-    for (int i = int(threadIdx.x); i < count * pixels; i += threads) {
-        const int plane = i / pixels, pixel = i - plane * pixels, row = pixel / g.width;
-        planes[plane * g.plane_pitch + row * Width + pixel - row * g.width] = x[input_of[plane] + pixel];
+        for (int pixel = lane; pixel < pixels; pixel += lanes) {
+            staged[row * Width + col] = image[pixel];
+            row += step_rows;
+            col += step_cols;
+            if (col >= g.width) {
+                col -= g.width;
+                ++row;
+            }
+        }
     }
     for (int i = int(threadIdx.x); i < staged_filters * taps; i += threads) {
         const int f = i / taps, tap = i - f * taps, u = tap / g.kernel_width, v = tap - u * g.kernel_width;
@@ -185,7 +200,6 @@ __global__ void __launch_bounds__(lanes * max_warps)
     }
     __syncthreads();
 
-    const int lane = int(threadIdx.x) % lanes, warp = int(threadIdx.x) / lanes;
     const float* const plane = planes + lane * g.plane_pitch;
     // Tap v of filter row u at filter[u * filter_pitch + v - pad_left + Width - 1].
     const float* const filter = filters + filter_of[lane] * g.kernel_height * g.filter_pitch + g.pad_left;
@@ -197,7 +211,7 @@ __global__ void __launch_bounds__(lanes * max_warps)
         const int end = end_input_row(i, g.pad_top, g.kernel_height, g.height);
 #pragma unroll 1
         for (int p = first_input_row(i, g.pad_top); p < end; ++p) {
-            float in[Width], tap[2 * Width - 1];
+            float in[Width];
 #pragma unroll
             for (int q = 0; q < Width; q += 2) {
                 const float2 pair = *reinterpret_cast<const float2*>(plane + p * Width + q);
@@ -205,15 +219,24 @@ __global__ void __launch_bounds__(lanes * max_warps)
                 in[q + 1] = pair.y;
             }
             const float* const row = filter + (p - i + g.pad_top) * g.filter_pitch;
+            // A diagonal d of the Width x Width products at a time: its tap
+            // loaded once, then one multiply-add into each output it meets
+            // (independent of each other: no chain of dependent adds waits
+            // on the FMA latency; 3 Width + 1 live values).
+            float row_sum[Width];
 #pragma unroll
-            for (int d = 0; d < 2 * Width - 1; ++d) tap[d] = row[d];
+            for (int j = 0; j < Width; ++j) row_sum[j] = 0.0f;
 #pragma unroll
-            for (int j = 0; j < Width; ++j) {
-                float row_sum = 0.0f;
+            for (int d = 0; d < 2 * Width - 1; ++d) {
+                const float tap = row[d];
 #pragma unroll
-                for (int q = 0; q < Width; ++q) row_sum = fmaf(in[q], tap[q - j + Width - 1], row_sum);
-                sum[j] += row_sum;
+                for (int j = 0; j < Width; ++j) {
+                    const int q = j + d - (Width - 1);
+                    if (q >= 0 && q < Width) row_sum[j] = fmaf(in[q], tap, row_sum[j]);
+                }
             }
+#pragma unroll
+            for (int j = 0; j < Width; ++j) sum[j] += row_sum[j];
         }
         float* const out = outputs + lane * g.output_pitch + i * g.out_width;
 #pragma unroll
@@ -221,11 +244,12 @@ __global__ void __launch_bounds__(lanes * max_warps)
             if (j < g.out_width) out[j] = sum[j] + bias_value;
     }
     __syncthreads();
-    // Each plane's outputs are contiguous in y: copy them out together.
+    // Each plane's outputs are contiguous in y: a warp copies a plane at a time.
+    for (int plane = warp; plane < count; plane += g.warps) {
+        float* const to = y + output_of[plane];
+        const float* const from = outputs + plane * g.output_pitch;
 #pragma unroll 4
-    for (int i = int(threadIdx.x); i < count * out_plane; i += threads) {
-        const int plane = i / out_plane, k = i - plane * out_plane;
-        y[output_of[plane] + k] = outputs[plane * g.output_pitch + k];
+        for (int k = lane; k < out_plane; k += lanes) to[k] = from[k];
     }
 }
 
