@@ -16,10 +16,11 @@
 // path's tiles are mostly padding (32 x 32 for 14 x 14 outputs), and the
 // planes kernel (direct_depthwise.cu) multiplies every tap with every output,
 // 729 products per output where 196 meet the image. Here a product per
-// (output, input) pair of the image (Width^2 per pair of rows), 34 shared
-// loads per 196 multiply-adds at Width = 14. The lanes of a warp read the
-// same filter address (a broadcast) and 32 planes' rows (conflict-free:
-// plane_pitch is 2 mod 4 floats).
+// (output, input) pair of the image (Width^2 per pair of rows), 14 shared
+// loads per 196 multiply-adds at Width = 14 (the taps four at a time). The
+// lanes of a warp read the same filter address (a broadcast) and 32 planes'
+// rows (conflict-free: plane_pitch is 2 mod 4 floats). Each lane writes its
+// output row straight to y.
 //
 // Accuracy: each output is a float sum over the filter rows of per-row float
 // sums (at most Width products each): the rounding of a two-level sum, as in
@@ -68,20 +69,21 @@ struct narrow_geometry {
     int height, width, out_height, out_width, kernel_height, kernel_width, pad_top, pad_left;
     int row_width;     // the kernel's Width
     int plane_pitch;   // floats per staged input plane: height x row_width, made 2 mod 4
-    int output_pitch;  // floats per staged output plane: out_height x out_width, made odd
-    int filter_pitch;  // floats per staged filter row
+    int filter_pitch;  // floats per staged filter row, a multiple of 4
+    int tap_offset;    // where tap 0 sits in a staged filter row
+    int first_read;    // where a row's 2 Width - 1 reads start: 16-byte aligned
     int filters;       // filters a block stages at most (the channels 32 planes can span)
     int warps;
 
     std::int64_t shared_floats() const {
-        return std::int64_t(lanes) * (plane_pitch + output_pitch) + std::int64_t(filters) * kernel_height * filter_pitch;
+        return std::int64_t(lanes) * plane_pitch + std::int64_t(filters) * kernel_height * filter_pitch;
     }
 };
 
 // The geometry in 64 bits first: fits_narrow_depthwise checks these before
 // they are narrowed to int.
 struct wide_extents {
-    std::int64_t row_width, plane_pitch, output_pitch, filter_pitch, filters, shared_bytes;
+    std::int64_t row_width, plane_pitch, filter_pitch, tap_offset, first_read, filters, shared_bytes;
 };
 
 wide_extents extents_of(const problem& p) {
@@ -96,11 +98,16 @@ wide_extents extents_of(const problem& p) {
     if (e.row_width == 0) return e;
     e.plane_pitch = p.height * e.row_width;
     if (e.plane_pitch % 4 == 0) e.plane_pitch += 2;
-    e.output_pitch = p.out_height() * p.out_width() | 1;
-    e.filter_pitch = std::max(p.kernel.width + e.row_width - 1, p.padding.width + 2 * e.row_width - 1);
+    // Register d of the taps (d < 2 Width - 1) holds tap v = d - (Width - 1)
+    // + pad_left: row position first_read + d with tap v at tap_offset + v.
+    // tap_offset >= Width - 1 keeps every read inside the row, and is chosen
+    // so that first_read is a multiple of 4 (16-byte loads).
+    e.tap_offset = e.row_width - 1 + (4 - p.padding.width % 4) % 4;
+    e.first_read = e.tap_offset - (e.row_width - 1) + p.padding.width;
+    const std::int64_t reads = (2 * e.row_width - 1 + 3) / 4 * 4;
+    e.filter_pitch = (std::max(e.tap_offset + p.kernel.width, e.first_read + reads) + 3) / 4 * 4;
     e.filters = std::min(p.out_channels, (lanes - 1 + p.batch - 1) / p.batch + 1);
-    e.shared_bytes =
-        4 * (lanes * (e.plane_pitch + e.output_pitch) + e.filters * p.kernel.height * e.filter_pitch);
+    e.shared_bytes = 4 * (lanes * e.plane_pitch + e.filters * p.kernel.height * e.filter_pitch);
     return e;
 }
 
@@ -122,8 +129,9 @@ narrow_geometry geometry_of(const problem& p) {
     g.pad_left = int(p.padding.width);
     g.row_width = int(e.row_width);
     g.plane_pitch = int(e.plane_pitch);
-    g.output_pitch = int(e.output_pitch);
     g.filter_pitch = int(e.filter_pitch);
+    g.tap_offset = int(e.tap_offset);
+    g.first_read = int(e.first_read);
     g.filters = int(e.filters);
     // As few rounds of rows as max_warps allows, spread evenly over the warps.
     const int rounds = (g.out_height + max_warps - 1) / max_warps;
@@ -146,8 +154,7 @@ __global__ void __launch_bounds__(lanes * max_warps)
     __shared__ std::int64_t input_of[lanes], output_of[lanes];
     __shared__ int filter_of[lanes];
     float* const planes = shared;
-    float* const outputs = planes + lanes * g.plane_pitch;
-    float* const filters = outputs + lanes * g.output_pitch;
+    float* const filters = planes + lanes * g.plane_pitch;  // 16-byte aligned: plane_pitch is even
     const int threads = int(blockDim.x);
     const std::int64_t m0 = first_plane + std::int64_t(blockIdx.x) * lanes;
     const int count = int(min(std::int64_t(lanes), g.planes - m0));
@@ -196,13 +203,13 @@ __global__ void __launch_bounds__(lanes * max_warps)
     }
     for (int i = int(threadIdx.x); i < staged_filters * taps; i += threads) {
         const int f = i / taps, tap = i - f * taps, u = tap / g.kernel_width, v = tap - u * g.kernel_width;
-        filters[(f * g.kernel_height + u) * g.filter_pitch + Width - 1 + v] = w[(first_channel + f) * taps + tap];
+        filters[(f * g.kernel_height + u) * g.filter_pitch + g.tap_offset + v] = w[(first_channel + f) * taps + tap];
     }
     __syncthreads();
 
     const float* const plane = planes + lane * g.plane_pitch;
-    // Tap v of filter row u at filter[u * filter_pitch + v - pad_left + Width - 1].
-    const float* const filter = filters + filter_of[lane] * g.kernel_height * g.filter_pitch + g.pad_left;
+    // Register d of filter row u's taps (tap d - (Width - 1) + pad_left) at filter[u * filter_pitch + d].
+    const float* const filter = filters + filter_of[lane] * g.kernel_height * g.filter_pitch + g.first_read;
     const float bias_value = bias == nullptr ? 0.0f : bias[first_channel + filter_of[lane]];
     for (int i = warp; i < g.out_height; i += g.warps) {
         float sum[Width];
@@ -218,38 +225,39 @@ __global__ void __launch_bounds__(lanes * max_warps)
                 in[q] = pair.x;
                 in[q + 1] = pair.y;
             }
-            const float* const row = filter + (p - i + g.pad_top) * g.filter_pitch;
+            const auto* const row = reinterpret_cast<const float4*>(filter + (p - i + g.pad_top) * g.filter_pitch);
             // A diagonal d of the Width x Width products at a time: its tap
-            // loaded once, then one multiply-add into each output it meets
-            // (independent of each other: no chain of dependent adds waits
-            // on the FMA latency; 3 Width + 1 live values).
+            // loaded once (four in one 16-byte load), then one multiply-add
+            // into each output it meets (independent of each other: no chain
+            // of dependent adds waits on the FMA latency; 3 Width + 4 live
+            // values). Each row sum starts with a product (q = 0), not a zero.
             float row_sum[Width];
 #pragma unroll
-            for (int j = 0; j < Width; ++j) row_sum[j] = 0.0f;
+            for (int d4 = 0; d4 < 2 * Width - 1; d4 += 4) {
+                const float4 four = row[d4 / 4];
+                const float quad[4] = {four.x, four.y, four.z, four.w};
 #pragma unroll
-            for (int d = 0; d < 2 * Width - 1; ++d) {
-                const float tap = row[d];
+                for (int k = 0; k < 4; ++k) {
+                    const int d = d4 + k;
 #pragma unroll
-                for (int j = 0; j < Width; ++j) {
-                    const int q = j + d - (Width - 1);
-                    if (q >= 0 && q < Width) row_sum[j] = fmaf(in[q], tap, row_sum[j]);
+                    for (int j = 0; j < Width; ++j) {
+                        const int q = j + d - (Width - 1);
+                        if (d < 2 * Width - 1 && q == 0) row_sum[j] = in[0] * quad[k];
+                        else if (d < 2 * Width - 1 && q > 0 && q < Width) row_sum[j] = fmaf(in[q], quad[k], row_sum[j]);
+                    }
                 }
             }
 #pragma unroll
             for (int j = 0; j < Width; ++j) sum[j] += row_sum[j];
         }
-        float* const out = outputs + lane * g.output_pitch + i * g.out_width;
+        // Straight to y: lane `lane`'s row of its plane (the warp's 32 rows
+        // land in 32 planes; shared memory stays free for more blocks).
+        if (lane < count) {
+            float* const out = y + output_of[lane] + std::int64_t(i) * g.out_width;
 #pragma unroll
-        for (int j = 0; j < Width; ++j)
-            if (j < g.out_width) out[j] = sum[j] + bias_value;
-    }
-    __syncthreads();
-    // Each plane's outputs are contiguous in y: a warp copies a plane at a time.
-    for (int plane = warp; plane < count; plane += g.warps) {
-        float* const to = y + output_of[plane];
-        const float* const from = outputs + plane * g.output_pitch;
-#pragma unroll 4
-        for (int k = lane; k < out_plane; k += lanes) to[k] = from[k];
+            for (int j = 0; j < Width; ++j)
+                if (j < g.out_width) out[j] = sum[j] + bias_value;
+        }
     }
 }
 
