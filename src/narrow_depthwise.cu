@@ -69,6 +69,7 @@ struct narrow_geometry {
     int height, width, out_height, out_width, kernel_height, kernel_width, pad_top, pad_left;
     int row_width;     // the kernel's Width
     int plane_pitch;   // floats per staged input plane: height x row_width, made 2 mod 4
+    int row_pitch;     // floats per staged output row: out_width, made odd
     int filter_pitch;  // floats per staged filter row, a multiple of 4
     int tap_offset;    // where tap 0 sits in a staged filter row
     int first_read;    // where a row's 2 Width - 1 reads start: 16-byte aligned
@@ -76,14 +77,15 @@ struct narrow_geometry {
     int warps;
 
     std::int64_t shared_floats() const {
-        return std::int64_t(lanes) * plane_pitch + std::int64_t(filters) * kernel_height * filter_pitch;
+        return std::int64_t(lanes) * plane_pitch + std::int64_t(filters) * kernel_height * filter_pitch +
+               std::int64_t(warps) * lanes * row_pitch;
     }
 };
 
 // The geometry in 64 bits first: fits_narrow_depthwise checks these before
 // they are narrowed to int.
 struct wide_extents {
-    std::int64_t row_width, plane_pitch, filter_pitch, tap_offset, first_read, filters, shared_bytes;
+    std::int64_t row_width, plane_pitch, row_pitch, filter_pitch, tap_offset, first_read, filters, shared_bytes;
 };
 
 wide_extents extents_of(const problem& p) {
@@ -107,7 +109,9 @@ wide_extents extents_of(const problem& p) {
     const std::int64_t reads = (2 * e.row_width - 1 + 3) / 4 * 4;
     e.filter_pitch = (std::max(e.tap_offset + p.kernel.width, e.first_read + reads) + 3) / 4 * 4;
     e.filters = std::min(p.out_channels, (lanes - 1 + p.batch - 1) / p.batch + 1);
-    e.shared_bytes = 4 * (lanes * e.plane_pitch + e.filters * p.kernel.height * e.filter_pitch);
+    e.row_pitch = p.out_width() | 1;
+    e.shared_bytes = 4 * (lanes * e.plane_pitch + e.filters * p.kernel.height * e.filter_pitch +
+                          max_warps * lanes * e.row_pitch);
     return e;
 }
 
@@ -129,6 +133,7 @@ narrow_geometry geometry_of(const problem& p) {
     g.pad_left = int(p.padding.width);
     g.row_width = int(e.row_width);
     g.plane_pitch = int(e.plane_pitch);
+    g.row_pitch = int(e.row_pitch);
     g.filter_pitch = int(e.filter_pitch);
     g.tap_offset = int(e.tap_offset);
     g.first_read = int(e.first_read);
@@ -155,6 +160,7 @@ __global__ void __launch_bounds__(lanes * max_warps)
     __shared__ int filter_of[lanes];
     float* const planes = shared;
     float* const filters = planes + lanes * g.plane_pitch;  // 16-byte aligned: plane_pitch is even
+    float* const rows_out = filters + g.filters * g.kernel_height * g.filter_pitch;
     const int threads = int(blockDim.x);
     const std::int64_t m0 = first_plane + std::int64_t(blockIdx.x) * lanes;
     const int count = int(min(std::int64_t(lanes), g.planes - m0));
@@ -250,13 +256,26 @@ __global__ void __launch_bounds__(lanes * max_warps)
 #pragma unroll
             for (int j = 0; j < Width; ++j) sum[j] += row_sum[j];
         }
-        // Straight to y: lane `lane`'s row of its plane (the warp's 32 rows
-        // land in 32 planes; shared memory stays free for more blocks).
-        if (lane < count) {
-            float* const out = y + output_of[lane] + std::int64_t(i) * g.out_width;
+        // To y through the warp's 32 staged rows (one of each plane): the
+        // warp's stores then cover a row of its planes after another,
+        // instead of 32 planes per store (each lane writing its own row
+        // straight to y ran 1.15-1.7x slower: 32 sectors per store).
+        float* const staged_rows = rows_out + warp * lanes * g.row_pitch;
+        __syncwarp();  // the previous row's reads are done
 #pragma unroll
-            for (int j = 0; j < Width; ++j)
-                if (j < g.out_width) out[j] = sum[j] + bias_value;
+        for (int j = 0; j < Width; ++j)
+            if (j < g.out_width) staged_rows[lane * g.row_pitch + j] = sum[j] + bias_value;
+        __syncwarp();
+        int l = lane / g.out_width, j = lane % g.out_width;  // element k = l * out_width + j
+        const int step_planes = lanes / g.out_width, step_cols = lanes % g.out_width;
+        for (int k = lane; k < count * g.out_width; k += lanes) {
+            y[output_of[l] + std::int64_t(i) * g.out_width + j] = staged_rows[l * g.row_pitch + j];
+            l += step_planes;
+            j += step_cols;
+            if (j >= g.out_width) {
+                j -= g.out_width;
+                ++l;
+            }
         }
     }
 }
