@@ -150,6 +150,41 @@ __host__ __device__ inline int end_input_row(int i, int pad_top, int kernel_heig
     return min(height, i - pad_top + kernel_height);
 }
 
+// row_sum[j] (+)= sum over q of in[q] * tap(q - j), for one input row
+// (Width values at `in`) and its filter row's taps (2 Width - 1 values at
+// `taps`, 16-byte aligned; register d = q - j + Width - 1): a diagonal d at
+// a time, its tap loaded once (four in one 16-byte load), then one
+// multiply-add into each output it meets (independent of each other: no
+// chain of dependent adds waits on the FMA latency; 3 Width + 4 live
+// values). With start, each row sum begins with its first product, not a zero.
+template <int Width, bool start>
+__device__ __forceinline__ void add_row_products(float (&row_sum)[Width], const float* in_row, const float* taps) {
+    float in[Width];
+#pragma unroll
+    for (int q = 0; q < Width; q += 2) {
+        const float2 pair = *reinterpret_cast<const float2*>(in_row + q);
+        in[q] = pair.x;
+        in[q + 1] = pair.y;
+    }
+    const auto* const quads = reinterpret_cast<const float4*>(taps);
+#pragma unroll
+    for (int d4 = 0; d4 < 2 * Width - 1; d4 += 4) {
+        const float4 four = quads[d4 / 4];
+        const float quad[4] = {four.x, four.y, four.z, four.w};
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+            const int d = d4 + k;
+#pragma unroll
+            for (int j = 0; j < Width; ++j) {
+                const int q = j + d - (Width - 1);
+                if (d >= 2 * Width - 1 || q < 0 || q >= Width) continue;
+                if (start && q == 0) row_sum[j] = in[0] * quad[k];
+                else row_sum[j] = fmaf(in[q], quad[k], row_sum[j]);
+            }
+        }
+    }
+}
+
 template <int Width>
 __global__ void __launch_bounds__(lanes * max_warps)
     narrow_depthwise_rows(narrow_geometry g, const float* __restrict__ x, const float* __restrict__ w,
@@ -186,27 +221,20 @@ __global__ void __launch_bounds__(lanes * max_warps)
     for (int i = int(threadIdx.x); i < staged_filters * g.kernel_height * g.filter_pitch; i += threads)
         filters[i] = 0.0f;
     __syncthreads();
-    // A warp stages a plane at a time, its lanes 32 consecutive pixels, each
-    // lane's (row, column) stepped rather than divided per pixel (a division
-    // by a run-time width is ~20 instructions).
+    // A warp stages a plane at a time, lanes_per_pass / width of its rows
+    // per pass: lane `lane` holds column lane % width of row lane / width of
+    // each pass (found once: a division by a run-time width is ~20
+    // instructions, and stepping a flat pixel index cost ~19 per pixel).
     const int lane = int(threadIdx.x) % lanes, warp = int(threadIdx.x) / lanes;
-    const int pixels = g.height * g.width, lane_row = lane / g.width, lane_col = lane % g.width;
-    const int step_rows = lanes / g.width, step_cols = lanes % g.width;
-    for (int plane = warp; plane < count; plane += g.warps) {
-        const float* const image = x + input_of[plane];
-        float* const staged = planes + plane * g.plane_pitch;
-        int row = lane_row, col = lane_col;
+    const int rows_per_pass = lanes / g.width, lane_row = lane / g.width, lane_col = lane % g.width;
+    if (lane_row < rows_per_pass)
+        for (int plane = warp; plane < count; plane += g.warps) {
+            const float* const image = x + input_of[plane] + lane_row * g.width + lane_col;
+            float* const staged = planes + plane * g.plane_pitch + lane_row * Width + lane_col;
 #pragma unroll 4
-        for (int pixel = lane; pixel < pixels; pixel += lanes) {
-            staged[row * Width + col] = image[pixel];
-            row += step_rows;
-            col += step_cols;
-            if (col >= g.width) {
-                col -= g.width;
-                ++row;
-            }
+            for (int row = 0; row + lane_row < g.height; row += rows_per_pass)
+                staged[row * Width] = image[row * g.width];
         }
-    }
     for (int i = int(threadIdx.x); i < staged_filters * taps; i += threads) {
         const int f = i / taps, tap = i - f * taps, u = tap / g.kernel_width, v = tap - u * g.kernel_width;
         filters[(f * g.kernel_height + u) * g.filter_pitch + g.tap_offset + v] = w[(first_channel + f) * taps + tap];
@@ -217,42 +245,31 @@ __global__ void __launch_bounds__(lanes * max_warps)
     // Register d of filter row u's taps (tap d - (Width - 1) + pad_left) at filter[u * filter_pitch + d].
     const float* const filter = filters + filter_of[lane] * g.kernel_height * g.filter_pitch + g.first_read;
     const float bias_value = bias == nullptr ? 0.0f : bias[first_channel + filter_of[lane]];
+    // The staged rows go out planes_per_pass planes at a time: lane `lane`
+    // holds column lane % out_width of plane lane / out_width of each pass.
+    const int planes_per_pass = lanes / g.out_width, out_lane_plane = lane / g.out_width,
+              out_lane_col = lane % g.out_width;
     for (int i = warp; i < g.out_height; i += g.warps) {
         float sum[Width];
 #pragma unroll
         for (int j = 0; j < Width; ++j) sum[j] = 0.0f;
         const int end = end_input_row(i, g.pad_top, g.kernel_height, g.height);
+        // Input rows two at a time into one row sum (at most 2 Width
+        // products, then added to the output's sum): half the adds and
+        // fresh sums of one row at a time.
+        const auto taps_of = [&](int p) { return filter + (p - i + g.pad_top) * g.filter_pitch; };  // input row p's
+        int p = first_input_row(i, g.pad_top);
 #pragma unroll 1
-        for (int p = first_input_row(i, g.pad_top); p < end; ++p) {
-            float in[Width];
-#pragma unroll
-            for (int q = 0; q < Width; q += 2) {
-                const float2 pair = *reinterpret_cast<const float2*>(plane + p * Width + q);
-                in[q] = pair.x;
-                in[q + 1] = pair.y;
-            }
-            const auto* const row = reinterpret_cast<const float4*>(filter + (p - i + g.pad_top) * g.filter_pitch);
-            // A diagonal d of the Width x Width products at a time: its tap
-            // loaded once (four in one 16-byte load), then one multiply-add
-            // into each output it meets (independent of each other: no chain
-            // of dependent adds waits on the FMA latency; 3 Width + 4 live
-            // values). Each row sum starts with a product (q = 0), not a zero.
+        for (; p + 1 < end; p += 2) {
             float row_sum[Width];
+            add_row_products<Width, true>(row_sum, plane + p * Width, taps_of(p));
+            add_row_products<Width, false>(row_sum, plane + (p + 1) * Width, taps_of(p + 1));
 #pragma unroll
-            for (int d4 = 0; d4 < 2 * Width - 1; d4 += 4) {
-                const float4 four = row[d4 / 4];
-                const float quad[4] = {four.x, four.y, four.z, four.w};
-#pragma unroll
-                for (int k = 0; k < 4; ++k) {
-                    const int d = d4 + k;
-#pragma unroll
-                    for (int j = 0; j < Width; ++j) {
-                        const int q = j + d - (Width - 1);
-                        if (d < 2 * Width - 1 && q == 0) row_sum[j] = in[0] * quad[k];
-                        else if (d < 2 * Width - 1 && q > 0 && q < Width) row_sum[j] = fmaf(in[q], quad[k], row_sum[j]);
-                    }
-                }
-            }
+            for (int j = 0; j < Width; ++j) sum[j] += row_sum[j];
+        }
+        if (p < end) {
+            float row_sum[Width];
+            add_row_products<Width, true>(row_sum, plane + p * Width, taps_of(p));
 #pragma unroll
             for (int j = 0; j < Width; ++j) sum[j] += row_sum[j];
         }
@@ -266,17 +283,10 @@ __global__ void __launch_bounds__(lanes * max_warps)
         for (int j = 0; j < Width; ++j)
             if (j < g.out_width) staged_rows[lane * g.row_pitch + j] = sum[j] + bias_value;
         __syncwarp();
-        int l = lane / g.out_width, j = lane % g.out_width;  // element k = l * out_width + j
-        const int step_planes = lanes / g.out_width, step_cols = lanes % g.out_width;
-        for (int k = lane; k < count * g.out_width; k += lanes) {
-            y[output_of[l] + std::int64_t(i) * g.out_width + j] = staged_rows[l * g.row_pitch + j];
-            l += step_planes;
-            j += step_cols;
-            if (j >= g.out_width) {
-                j -= g.out_width;
-                ++l;
-            }
-        }
+        if (out_lane_plane < planes_per_pass)
+            for (int l = out_lane_plane; l < count; l += planes_per_pass)
+                y[output_of[l] + std::int64_t(i) * g.out_width + out_lane_col] =
+                    staged_rows[l * g.row_pitch + out_lane_col];
     }
 }
 
