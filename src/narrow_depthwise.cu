@@ -254,22 +254,12 @@ __global__ void __launch_bounds__(lanes * max_warps)
 #pragma unroll
         for (int j = 0; j < Width; ++j) sum[j] = 0.0f;
         const int end = end_input_row(i, g.pad_top, g.kernel_height, g.height);
-        // Input rows two at a time into one row sum (at most 2 Width
-        // products, then added to the output's sum): half the adds and
-        // fresh sums of one row at a time.
-        const auto taps_of = [&](int p) { return filter + (p - i + g.pad_top) * g.filter_pitch; };  // input row p's
-        int p = first_input_row(i, g.pad_top);
+        // One input row at a time: its products into a fresh row sum (at
+        // most Width products), then added to the output's sum.
 #pragma unroll 1
-        for (; p + 1 < end; p += 2) {
+        for (int p = first_input_row(i, g.pad_top); p < end; ++p) {
             float row_sum[Width];
-            add_row_products<Width, true>(row_sum, plane + p * Width, taps_of(p));
-            add_row_products<Width, false>(row_sum, plane + (p + 1) * Width, taps_of(p + 1));
-#pragma unroll
-            for (int j = 0; j < Width; ++j) sum[j] += row_sum[j];
-        }
-        if (p < end) {
-            float row_sum[Width];
-            add_row_products<Width, true>(row_sum, plane + p * Width, taps_of(p));
+            add_row_products<Width, true>(row_sum, plane + p * Width, filter + (p - i + g.pad_top) * g.filter_pitch);
 #pragma unroll
             for (int j = 0; j < Width; ++j) sum[j] += row_sum[j];
         }
