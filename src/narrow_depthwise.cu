@@ -19,8 +19,19 @@
 // (output, input) pair of the image (Width^2 per pair of rows), 14 shared
 // loads per 196 multiply-adds at Width = 14 (the taps four at a time). The
 // lanes of a warp read the same filter address (a broadcast) and 32 planes'
-// rows (conflict-free: plane_pitch is 2 mod 4 floats). Each lane writes its
-// output row straight to y.
+// rows (conflict-free: plane_pitch is 2 mod 4 floats). A warp's 32 output
+// rows go to y through shared memory, so that its stores are coalesced.
+//
+// Measured on the H200 (docs/performance.md, v32; same-run A/B): 14^2 K27
+// C512 B64 0.141 ms with a chain of dependent multiply-adds per output and
+// divisions per staged pixel, 0.112 with the diagonal order and stepped
+// staging, 0.088 with 16-byte tap loads and coalesced output rows (the FFT
+// path's 32-point tiles: 0.108). Tried and slower: each lane writing its row
+// straight to y (0.129: 32 sectors per store), two input rows per row sum
+// (0.119: 80 registers, 3 blocks per SM; capped at 64, 0.105), whole-row
+// staging and output passes instead of per-element stepping (0.107), the
+// row loop unrolled by 2 (0.125). ncu at 0.088: 3.2 instructions issued per
+// cycle per SM, the FMA pipe 56% busy.
 //
 // Accuracy: each output is a float sum over the filter rows of per-row float
 // sums (at most Width products each): the rounding of a two-level sum, as in
@@ -56,10 +67,14 @@ static_assert(row_widths[std::size(row_widths) - 1] == max_narrow_width);
 // Cost model (narrow_depthwise_seconds): multiply-adds (Width^2 per pair of
 // rows, 32 lanes per block whether they hold a plane or not) at
 // multiply_adds_per_second or x and y once at copy bandwidth, whichever
-// takes longer (blocks stage while others compute), plus a launch. The rate
-// is a prediction from the H200's 33.4 T FP32 multiply-adds per second, of
-// which the shared loads and the loop leave ~75%.
-constexpr double multiply_adds_per_second = 25e12;
+// takes longer (blocks stage while others compute), plus a cost per plane
+// (its staging and its share of the block's start) and a launch. Fitted to
+// the H200 (docs/performance.md, v32): 14^2 K27 C512 B64 (1.26 G
+// multiply-adds, 32768 planes) 0.088 ms, 7^2 K13 C1024 B64 (0.21 G, 65536
+// planes) 0.043 ms. The first version of the model, 25 T/s and no plane
+// cost, predicted 0.053 and 0.012.
+constexpr double multiply_adds_per_second = 17.5e12;
+constexpr double seconds_per_plane = 0.4e-9;
 constexpr double bytes_per_second = 3e12;
 constexpr double launch_seconds = 3e-6;
 
@@ -150,41 +165,6 @@ __host__ __device__ inline int end_input_row(int i, int pad_top, int kernel_heig
     return min(height, i - pad_top + kernel_height);
 }
 
-// row_sum[j] (+)= sum over q of in[q] * tap(q - j), for one input row
-// (Width values at `in`) and its filter row's taps (2 Width - 1 values at
-// `taps`, 16-byte aligned; register d = q - j + Width - 1): a diagonal d at
-// a time, its tap loaded once (four in one 16-byte load), then one
-// multiply-add into each output it meets (independent of each other: no
-// chain of dependent adds waits on the FMA latency; 3 Width + 4 live
-// values). With start, each row sum begins with its first product, not a zero.
-template <int Width, bool start>
-__device__ __forceinline__ void add_row_products(float (&row_sum)[Width], const float* in_row, const float* taps) {
-    float in[Width];
-#pragma unroll
-    for (int q = 0; q < Width; q += 2) {
-        const float2 pair = *reinterpret_cast<const float2*>(in_row + q);
-        in[q] = pair.x;
-        in[q + 1] = pair.y;
-    }
-    const auto* const quads = reinterpret_cast<const float4*>(taps);
-#pragma unroll
-    for (int d4 = 0; d4 < 2 * Width - 1; d4 += 4) {
-        const float4 four = quads[d4 / 4];
-        const float quad[4] = {four.x, four.y, four.z, four.w};
-#pragma unroll
-        for (int k = 0; k < 4; ++k) {
-            const int d = d4 + k;
-#pragma unroll
-            for (int j = 0; j < Width; ++j) {
-                const int q = j + d - (Width - 1);
-                if (d >= 2 * Width - 1 || q < 0 || q >= Width) continue;
-                if (start && q == 0) row_sum[j] = in[0] * quad[k];
-                else row_sum[j] = fmaf(in[q], quad[k], row_sum[j]);
-            }
-        }
-    }
-}
-
 template <int Width>
 __global__ void __launch_bounds__(lanes * max_warps)
     narrow_depthwise_rows(narrow_geometry g, const float* __restrict__ x, const float* __restrict__ w,
@@ -221,20 +201,27 @@ __global__ void __launch_bounds__(lanes * max_warps)
     for (int i = int(threadIdx.x); i < staged_filters * g.kernel_height * g.filter_pitch; i += threads)
         filters[i] = 0.0f;
     __syncthreads();
-    // A warp stages a plane at a time, lanes_per_pass / width of its rows
-    // per pass: lane `lane` holds column lane % width of row lane / width of
-    // each pass (found once: a division by a run-time width is ~20
-    // instructions, and stepping a flat pixel index cost ~19 per pixel).
+    // A warp stages a plane at a time, its lanes 32 consecutive pixels, each
+    // lane's (row, column) stepped rather than divided per pixel (a division
+    // by a run-time width is ~20 instructions).
     const int lane = int(threadIdx.x) % lanes, warp = int(threadIdx.x) / lanes;
-    const int rows_per_pass = lanes / g.width, lane_row = lane / g.width, lane_col = lane % g.width;
-    if (lane_row < rows_per_pass)
-        for (int plane = warp; plane < count; plane += g.warps) {
-            const float* const image = x + input_of[plane] + lane_row * g.width + lane_col;
-            float* const staged = planes + plane * g.plane_pitch + lane_row * Width + lane_col;
+    const int pixels = g.height * g.width, lane_row = lane / g.width, lane_col = lane % g.width;
+    const int step_rows = lanes / g.width, step_cols = lanes % g.width;
+    for (int plane = warp; plane < count; plane += g.warps) {
+        const float* const image = x + input_of[plane];
+        float* const staged = planes + plane * g.plane_pitch;
+        int row = lane_row, col = lane_col;
 #pragma unroll 4
-            for (int row = 0; row + lane_row < g.height; row += rows_per_pass)
-                staged[row * Width] = image[row * g.width];
+        for (int pixel = lane; pixel < pixels; pixel += lanes) {
+            staged[row * Width + col] = image[pixel];
+            row += step_rows;
+            col += step_cols;
+            if (col >= g.width) {
+                col -= g.width;
+                ++row;
+            }
         }
+    }
     for (int i = int(threadIdx.x); i < staged_filters * taps; i += threads) {
         const int f = i / taps, tap = i - f * taps, u = tap / g.kernel_width, v = tap - u * g.kernel_width;
         filters[(f * g.kernel_height + u) * g.filter_pitch + g.tap_offset + v] = w[(first_channel + f) * taps + tap];
@@ -245,21 +232,42 @@ __global__ void __launch_bounds__(lanes * max_warps)
     // Register d of filter row u's taps (tap d - (Width - 1) + pad_left) at filter[u * filter_pitch + d].
     const float* const filter = filters + filter_of[lane] * g.kernel_height * g.filter_pitch + g.first_read;
     const float bias_value = bias == nullptr ? 0.0f : bias[first_channel + filter_of[lane]];
-    // The staged rows go out planes_per_pass planes at a time: lane `lane`
-    // holds column lane % out_width of plane lane / out_width of each pass.
-    const int planes_per_pass = lanes / g.out_width, out_lane_plane = lane / g.out_width,
-              out_lane_col = lane % g.out_width;
     for (int i = warp; i < g.out_height; i += g.warps) {
         float sum[Width];
 #pragma unroll
         for (int j = 0; j < Width; ++j) sum[j] = 0.0f;
         const int end = end_input_row(i, g.pad_top, g.kernel_height, g.height);
-        // One input row at a time: its products into a fresh row sum (at
-        // most Width products), then added to the output's sum.
 #pragma unroll 1
         for (int p = first_input_row(i, g.pad_top); p < end; ++p) {
+            float in[Width];
+#pragma unroll
+            for (int q = 0; q < Width; q += 2) {
+                const float2 pair = *reinterpret_cast<const float2*>(plane + p * Width + q);
+                in[q] = pair.x;
+                in[q + 1] = pair.y;
+            }
+            const auto* const row = reinterpret_cast<const float4*>(filter + (p - i + g.pad_top) * g.filter_pitch);
+            // A diagonal d of the Width x Width products at a time: its tap
+            // loaded once (four in one 16-byte load), then one multiply-add
+            // into each output it meets (independent of each other: no chain
+            // of dependent adds waits on the FMA latency; 3 Width + 4 live
+            // values). Each row sum starts with a product (q = 0), not a zero.
             float row_sum[Width];
-            add_row_products<Width, true>(row_sum, plane + p * Width, filter + (p - i + g.pad_top) * g.filter_pitch);
+#pragma unroll
+            for (int d4 = 0; d4 < 2 * Width - 1; d4 += 4) {
+                const float4 four = row[d4 / 4];
+                const float quad[4] = {four.x, four.y, four.z, four.w};
+#pragma unroll
+                for (int k = 0; k < 4; ++k) {
+                    const int d = d4 + k;
+#pragma unroll
+                    for (int j = 0; j < Width; ++j) {
+                        const int q = j + d - (Width - 1);
+                        if (d < 2 * Width - 1 && q == 0) row_sum[j] = in[0] * quad[k];
+                        else if (d < 2 * Width - 1 && q > 0 && q < Width) row_sum[j] = fmaf(in[q], quad[k], row_sum[j]);
+                    }
+                }
+            }
 #pragma unroll
             for (int j = 0; j < Width; ++j) sum[j] += row_sum[j];
         }
@@ -273,10 +281,17 @@ __global__ void __launch_bounds__(lanes * max_warps)
         for (int j = 0; j < Width; ++j)
             if (j < g.out_width) staged_rows[lane * g.row_pitch + j] = sum[j] + bias_value;
         __syncwarp();
-        if (out_lane_plane < planes_per_pass)
-            for (int l = out_lane_plane; l < count; l += planes_per_pass)
-                y[output_of[l] + std::int64_t(i) * g.out_width + out_lane_col] =
-                    staged_rows[l * g.row_pitch + out_lane_col];
+        int l = lane / g.out_width, j = lane % g.out_width;  // element k = l * out_width + j
+        const int step_planes = lanes / g.out_width, step_cols = lanes % g.out_width;
+        for (int k = lane; k < count * g.out_width; k += lanes) {
+            y[output_of[l] + std::int64_t(i) * g.out_width + j] = staged_rows[l * g.row_pitch + j];
+            l += step_planes;
+            j += step_cols;
+            if (j >= g.out_width) {
+                j -= g.out_width;
+                ++l;
+            }
+        }
     }
 }
 
@@ -315,7 +330,8 @@ double narrow_depthwise_seconds(const problem& p) {
     const double multiply_adds = double(ceil_div(g.planes, std::int64_t(lanes)) * lanes) * row_pairs *
                                  double(g.row_width) * double(g.row_width);
     const double bytes = 4.0 * double(p.input_elements() + p.output_elements());
-    return launch_seconds + std::max(multiply_adds / multiply_adds_per_second, bytes / bytes_per_second);
+    return launch_seconds + std::max(multiply_adds / multiply_adds_per_second, bytes / bytes_per_second) +
+           double(g.planes) * seconds_per_plane;
 }
 
 void narrow_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
