@@ -114,9 +114,9 @@ TEST_CASE("the direct depthwise path: chosen for small planes, right for every o
 
 TEST_CASE("the narrow direct kernel: large kernels on small planes, every row width, every operator variant") {
     // The dispatch's own choice for each (direct path, narrow kernel): row
-    // widths 8 to 24, blocks of 32 planes spanning one channel or many
-    // (batch 1 and 3), channel multiplier 2, even K, padding beyond the
-    // kernel, rectangular kernels, more output rows than warps.
+    // widths 8 to 20, blocks of 32 planes spanning one channel or 11 (batch
+    // 3), channel multiplier 2, even K, padding beyond the kernel, more
+    // output rows than warps.
     context ctx;
     std::uint64_t seed = 1400;
     for (const problem& p : {
@@ -126,7 +126,6 @@ TEST_CASE("the narrow direct kernel: large kernels on small planes, every row wi
              make(8, 16, 16, 12, 12, 12, same_padding(12), 16),   // even K: 13 outputs a row (width 14)
              make(4, 8, 8, 40, 6, 7, 3, 8),                       // 40 output rows: 5 rounds of 8 warps
              make(4, 8, 8, 9, 9, 5, {7, 6}, 8),                   // padding beyond the kernel: 19 x 17 outputs
-             make(1, 16, 16, 9, 13, {5, 3}, {2, 1}, 16),          // rectangular, batch 1: 32 filters a block
              make(16, 96, 96, 16, 16, 15, 7, 96),                 // width 16
              make(16, 96, 96, 20, 20, 7, 3, 96),                  // width 20
          }) {
@@ -136,12 +135,14 @@ TEST_CASE("the narrow direct kernel: large kernels on small planes, every row wi
         for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
     }
     // Run on the narrow kernel whatever the cost models say: width 24, a
-    // 1 x K and a K x 1 kernel, odd sizes, outputs wider than the input.
+    // rectangular kernel at batch 1 (32 filters a block), a 1 x K and a K x 1
+    // kernel, odd sizes, outputs wider than the input.
     const testing::conv_runner narrow = [](context& c, const problem& p, const float* x, const float* w, float* y) {
         detail::narrow_depthwise(c.engine(), p, x, w, nullptr, y);
     };
     for (const problem& p : {
              make(32, 4, 4, 10, 23, 5, 2, 4),                   // width 24
+             make(1, 16, 16, 9, 13, {5, 3}, {2, 1}, 16),        // rectangular, batch 1
              make(5, 3, 6, 11, 17, {1, 9}, {0, 4}, 3),          // 1 x K, multiplier 2
              make(2, 5, 5, 21, 9, {15, 1}, {7, 0}, 5),          // K x 1
              make(3, 4, 4, 5, 5, 3, 4, 4),                      // 11 x 11 outputs from 5 x 5 inputs
