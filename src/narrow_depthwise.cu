@@ -169,8 +169,8 @@ template <int Width>
 __global__ void __launch_bounds__(lanes * max_warps)
     narrow_depthwise_rows(narrow_geometry g, const float* __restrict__ x, const float* __restrict__ w,
                           const float* __restrict__ bias, float* __restrict__ y, std::int64_t first_plane) {
-    extern __shared__ float2 shared_pairs[];  // float2: the row loads are 8 bytes
-    auto* const shared = reinterpret_cast<float*>(shared_pairs);
+    extern __shared__ __align__(16) float4 shared_quads[];  // the tap loads are 16 bytes
+    auto* const shared = reinterpret_cast<float*>(shared_quads);
     __shared__ std::int64_t input_of[lanes], output_of[lanes];
     __shared__ int filter_of[lanes];
     float* const planes = shared;
