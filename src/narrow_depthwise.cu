@@ -73,8 +73,17 @@ static_assert(row_widths[std::size(row_widths) - 1] == max_narrow_width);
 // multiply-adds, 32768 planes) 0.088 ms, 7^2 K13 C1024 B64 (0.21 G, 65536
 // planes) 0.043 ms. The first version of the model, 25 T/s and no plane
 // cost, predicted 0.053 and 0.012.
+// A grid of few blocks (batch x channels of a few hundred planes) takes at
+// least as long as one block: its staging, then its busiest warp's rows one
+// after another, a multiply-add of that warp each lone_multiply_add_seconds
+// (fitted to 20^2 K7 C96 B16, 48 blocks, 0.0286 ms, and 14^2 K31 C64 B8, 16
+// blocks, 0.0241 ms, where the throughput terms alone predicted 0.008 and
+// 0.004 and the dispatch chose this kernel over faster 16- and 32-point
+// tiles: results/transforms-narrow-b85445c/small-shapes.md).
 constexpr double multiply_adds_per_second = 17.5e12;
 constexpr double seconds_per_plane = 0.4e-9;
+constexpr double block_staging_seconds = 4e-6;
+constexpr double lone_multiply_add_seconds = 2.5e-9;
 constexpr double bytes_per_second = 3e12;
 constexpr double launch_seconds = 3e-6;
 
@@ -330,8 +339,19 @@ double narrow_depthwise_seconds(const problem& p) {
     const double multiply_adds = double(ceil_div(g.planes, std::int64_t(lanes)) * lanes) * row_pairs *
                                  double(g.row_width) * double(g.row_width);
     const double bytes = 4.0 * double(p.input_elements() + p.output_elements());
-    return launch_seconds + std::max(multiply_adds / multiply_adds_per_second, bytes / bytes_per_second) +
-           double(g.planes) * seconds_per_plane;
+    const double throughput = launch_seconds +
+                              std::max(multiply_adds / multiply_adds_per_second, bytes / bytes_per_second) +
+                              double(g.planes) * seconds_per_plane;
+    double busiest_warp = 0;  // row pairs of the warp with the most
+    for (int warp = 0; warp < g.warps; ++warp) {
+        double pairs = 0;
+        for (int i = warp; i < g.out_height; i += g.warps)
+            pairs += std::max(0, end_input_row(i, g.pad_top, g.kernel_height, g.height) - first_input_row(i, g.pad_top));
+        busiest_warp = std::max(busiest_warp, pairs);
+    }
+    const double one_block = launch_seconds + block_staging_seconds +
+                             busiest_warp * double(g.row_width) * double(g.row_width) * lone_multiply_add_seconds;
+    return std::max(throughput, one_block);
 }
 
 void narrow_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
