@@ -113,35 +113,40 @@ TEST_CASE("the direct depthwise path: chosen for small planes, right for every o
 }
 
 TEST_CASE("the narrow direct kernel: large kernels on small planes, every row width, every operator variant") {
-    // The dispatch's own choice for each (direct path, narrow kernel): row
-    // widths 8 to 20, blocks of 32 planes spanning one channel or 11 (batch
-    // 3), channel multiplier 2, even K, padding beyond the kernel, more
-    // output rows than warps.
+    // The dispatch's own choice for each (direct path, narrow kernel; its
+    // model wants a few thousand planes): row widths 8 to 20, blocks of 32
+    // planes within a channel or across two (batch 48), channel multiplier
+    // 2, even K, padding beyond the kernel; bias on and off.
     context ctx;
     std::uint64_t seed = 1400;
     for (const problem& p : {
-             make(64, 32, 32, 7, 7, 13, same_padding(13), 32),    // RepLKNet's 7 x 7 stage: width 8
-             make(64, 16, 16, 14, 14, 27, same_padding(27), 16),  // its 14 x 14 stage: width 14
-             make(3, 8, 16, 14, 14, 27, same_padding(27), 8),     // multiplier 2; a block spans 11 channels
-             make(8, 16, 16, 12, 12, 12, same_padding(12), 16),   // even K: 13 outputs a row (width 14)
-             make(4, 8, 8, 40, 6, 7, 3, 8),                       // 40 output rows: 5 rounds of 8 warps
-             make(4, 8, 8, 9, 9, 5, {7, 6}, 8),                   // padding beyond the kernel: 19 x 17 outputs
-             make(16, 96, 96, 16, 16, 15, 7, 96),                 // width 16
-             make(16, 96, 96, 20, 20, 7, 3, 96),                  // width 20
+             make(64, 1024, 1024, 7, 7, 7, 3, 1024),               // RepLKNet's 7 x 7 stage: width 8
+             make(64, 256, 256, 12, 12, 11, 5, 256),               // width 12
+             make(64, 512, 512, 14, 14, 7, 3, 512),                // its 14 x 14 stage: width 14
+             make(48, 256, 256, 14, 14, 27, same_padding(27), 256),  // batch 48: blocks span two channels
+             make(64, 128, 256, 14, 14, 13, 6, 128),               // channel multiplier 2
+             make(64, 256, 256, 12, 12, 12, same_padding(12), 256),  // even K: 13 outputs a row (width 14)
+             make(64, 256, 256, 16, 16, 15, 7, 256),               // width 16
+             make(64, 128, 128, 20, 20, 9, 4, 128),                // width 20
+             make(64, 256, 256, 9, 9, 5, {7, 6}, 256),             // padding beyond the kernel: 19 x 17 outputs
          }) {
         CAPTURE(to_string(p));
         REQUIRE(ctx.plan(p).path == path_kind::direct);
         REQUIRE(detail::direct_kernel_for(p) == detail::direct_kernel::narrow);
         for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
     }
-    // Run on the narrow kernel whatever the cost models say: width 24, a
-    // rectangular kernel at batch 1 (32 filters a block), a 1 x K and a K x 1
-    // kernel, odd sizes, outputs wider than the input.
+    // Run on the narrow kernel whatever the cost models say (small problems:
+    // its model gives them to the planes kernel or the transforms): width
+    // 24, more output rows than warps, a block spanning 11 channels (batch
+    // 3) or 32 (batch 1, rectangular kernel), a 1 x K and a K x 1 kernel,
+    // odd sizes, outputs wider than the input, a last block of 2 planes.
     const testing::conv_runner narrow = [](context& c, const problem& p, const float* x, const float* w, float* y) {
         detail::narrow_depthwise(c.engine(), p, x, w, nullptr, y);
     };
     for (const problem& p : {
              make(32, 4, 4, 10, 23, 5, 2, 4),                   // width 24
+             make(4, 8, 8, 40, 6, 7, 3, 8),                     // 40 output rows: 5 rounds of 8 warps
+             make(3, 8, 16, 14, 14, 27, same_padding(27), 8),   // multiplier 2, batch 3
              make(1, 16, 16, 9, 13, {5, 3}, {2, 1}, 16),        // rectangular, batch 1
              make(5, 3, 6, 11, 17, {1, 9}, {0, 4}, 3),          // 1 x K, multiplier 2
              make(2, 5, 5, 21, 9, {15, 1}, {7, 0}, 5),          // K x 1
