@@ -19,6 +19,7 @@
 #include <algorithm>
 
 #include "narrow_depthwise.hpp"
+#include "plane_extents.hpp"
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
@@ -44,10 +45,8 @@ constexpr double seconds_per_plane = 0.6e-9, seconds_per_small_plane = 0.25e-9;
 constexpr double bytes_per_second = 3e12;
 constexpr double launch_seconds = 3e-6;
 
-struct direct_geometry {
-    std::int64_t planes;  // batch x out_channels: plane n = b * out_channels + o
-    std::int64_t in_channels, out_channels, multiplier;
-    int height, width, out_height, out_width, kernel_height, kernel_width, pad_top, pad_left;
+// Plane n = b * out_channels + o.
+struct direct_geometry : plane_extents {
     int row_blocks;                 // ceil(out_height / rows_per_thread)
     int staged_rows, staged_cols;   // a staged plane: its padded input, rows past it zero
     int planes_per_block;
@@ -55,25 +54,13 @@ struct direct_geometry {
     __host__ __device__ int tasks_per_plane() const { return row_blocks * out_width; }
     __host__ __device__ int plane_floats() const { return staged_rows * staged_cols; }
     __host__ __device__ int taps() const { return kernel_height * kernel_width; }
-    std::size_t shared_bytes(int planes) const {
-        return sizeof(float) * std::size_t(planes) * std::size_t(plane_floats() + taps());
+    std::size_t shared_bytes(int count) const {
+        return sizeof(float) * std::size_t(count) * std::size_t(plane_floats() + taps());
     }
 };
 
 direct_geometry geometry_of(const problem& p) {
-    direct_geometry g{};
-    g.planes = p.batch * p.out_channels;
-    g.in_channels = p.in_channels;
-    g.out_channels = p.out_channels;
-    g.multiplier = p.out_channels / p.in_channels;
-    g.height = int(p.height);
-    g.width = int(p.width);
-    g.out_height = int(p.out_height());
-    g.out_width = int(p.out_width());
-    g.kernel_height = int(p.kernel.height);
-    g.kernel_width = int(p.kernel.width);
-    g.pad_top = int(p.padding.height);
-    g.pad_left = int(p.padding.width);
+    direct_geometry g{plane_extents_of(p)};
     g.row_blocks = int(ceil_div(p.out_height(), rows_per_thread));
     g.staged_rows = g.row_blocks * rows_per_thread + g.kernel_height - 1;
     g.staged_cols = g.out_width + g.kernel_width - 1;

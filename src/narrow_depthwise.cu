@@ -48,6 +48,7 @@
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
+#include "plane_extents.hpp"
 
 namespace fftconv::detail {
 
@@ -87,10 +88,8 @@ constexpr double lone_multiply_add_seconds = 2.5e-9;
 constexpr double bytes_per_second = 3e12;
 constexpr double launch_seconds = 3e-6;
 
-struct narrow_geometry {
-    std::int64_t planes;  // batch x out_channels: plane m = o * batch + b
-    std::int64_t batch, in_channels, out_channels, multiplier;
-    int height, width, out_height, out_width, kernel_height, kernel_width, pad_top, pad_left;
+// Plane m = o * batch + b (output channel-major).
+struct narrow_geometry : plane_extents {
     int row_width;     // the kernel's Width
     int plane_pitch;   // floats per staged input plane: height x row_width, made 2 mod 4
     int row_pitch;     // floats per staged output row: out_width, made odd
@@ -141,20 +140,7 @@ wide_extents extents_of(const problem& p) {
 
 narrow_geometry geometry_of(const problem& p) {
     const wide_extents e = extents_of(p);
-    narrow_geometry g{};
-    g.planes = p.batch * p.out_channels;
-    g.batch = p.batch;
-    g.in_channels = p.in_channels;
-    g.out_channels = p.out_channels;
-    g.multiplier = p.out_channels / p.in_channels;
-    g.height = int(p.height);
-    g.width = int(p.width);
-    g.out_height = int(p.out_height());
-    g.out_width = int(p.out_width());
-    g.kernel_height = int(p.kernel.height);
-    g.kernel_width = int(p.kernel.width);
-    g.pad_top = int(p.padding.height);
-    g.pad_left = int(p.padding.width);
+    narrow_geometry g{plane_extents_of(p)};
     g.row_width = int(e.row_width);
     g.plane_pitch = int(e.plane_pitch);
     g.row_pitch = int(e.row_pitch);
