@@ -60,7 +60,8 @@ struct direct_geometry : plane_extents {
 };
 
 direct_geometry geometry_of(const problem& p) {
-    direct_geometry g{plane_extents_of(p)};
+    direct_geometry g{};
+    static_cast<plane_extents&>(g) = plane_extents_of(p);
     g.row_blocks = int(ceil_div(p.out_height(), rows_per_thread));
     g.staged_rows = g.row_blocks * rows_per_thread + g.kernel_height - 1;
     g.staged_cols = g.out_width + g.kernel_width - 1;

@@ -140,7 +140,8 @@ wide_extents extents_of(const problem& p) {
 
 narrow_geometry geometry_of(const problem& p) {
     const wide_extents e = extents_of(p);
-    narrow_geometry g{plane_extents_of(p)};
+    narrow_geometry g{};
+    static_cast<plane_extents&>(g) = plane_extents_of(p);
     g.row_width = int(e.row_width);
     g.plane_pitch = int(e.plane_pitch);
     g.row_pitch = int(e.row_pitch);
