@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conv_check.hpp"
+#include "narrow_depthwise.hpp"
 #include "fftconv/detail/engine.hpp"
 
 using namespace fftconv;
@@ -254,6 +255,47 @@ TEST_CASE("depthwise: a NaN or Inf in x stays in its own channel and sample, als
             CHECK(reached_finite == 0);
             CHECK(wrong == 0);
         }
+    }
+}
+
+TEST_CASE("the narrow direct kernel: a NaN or Inf in x stays in its own plane, in the rows that see its row") {
+    // Run on the narrow kernel directly (its model gives a problem this small
+    // to the planes kernel). It multiplies every input column of a row with
+    // every output column, padding taps included, so the value may reach
+    // more columns of those rows than the definition's window; never
+    // another plane, never a row whose window misses its row.
+    const problem p{.batch = 3, .in_channels = 4, .out_channels = 4, .height = 14, .width = 10, .kernel = 9,
+                    .padding = 4, .groups = 4};
+    REQUIRE(detail::fits_narrow_depthwise(p));
+    const std::int64_t bad_b = 1, bad_c = 2, row = 7, col = 3;
+    const std::int64_t plane = p.out_height() * p.out_width();
+    for (float bad : {NAN, INFINITY}) {
+        CAPTURE(bad);
+        context ctx;
+        auto [x, w, y] = testing::make_conv_tensors(p, 91);
+        auto exact = reference::make_device_array<double>(p.output_elements());
+        FFTCONV_CUDA_TRY(cudaMemcpy(x.data() + ((bad_b * p.in_channels + bad_c) * p.height + row) * p.width + col, &bad,
+                                    sizeof(float), cudaMemcpyHostToDevice));
+        detail::narrow_depthwise(ctx.engine(), p, x.data(), w.data(), nullptr, y.data());
+        reference::direct_conv_gpu(p, x.data(), w.data(), exact.data(), ctx.stream());
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+        const auto got = reference::to_host(y.data(), y.size);
+        const auto want = reference::to_host(exact.data(), exact.size);
+        std::int64_t escaped = 0, reached_finite = 0, wrong = 0;
+        for (std::int64_t k = 0; k < p.output_elements(); ++k) {
+            const std::int64_t i = k % plane / p.out_width();
+            const bool bad_plane = k / plane == bad_b * p.out_channels + bad_c;
+            const bool sees_row = i - p.padding.height <= row && row < i - p.padding.height + p.kernel.height;
+            const bool finite = std::isfinite(got[std::size_t(k)]);
+            if (!finite && !(bad_plane && sees_row)) ++escaped;
+            if (!std::isfinite(want[std::size_t(k)]) && finite) ++reached_finite;
+            if (finite && std::isfinite(want[std::size_t(k)]) &&
+                std::abs(got[std::size_t(k)] - want[std::size_t(k)]) > 1e-3 + 1e-3 * std::abs(want[std::size_t(k)]))
+                ++wrong;
+        }
+        CHECK(escaped == 0);
+        CHECK(reached_finite == 0);
+        CHECK(wrong == 0);
     }
 }
 
