@@ -15,7 +15,7 @@ namespace {
 // fit cuBLAS's 32-bit dimensions. Doubles: extreme problems must not wrap.
 double pass_bytes_lower_bound(const problem& p, int tile_extent, const pass_shape& shape, bool holds_filter) {
     const workspace_layout t = make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter);
-    const bool gemm = !(t.geometry.fused() && is_depthwise(p));  // the fused depthwise kernel runs no GEMM
+    const bool gemm = !t.one_kernel;  // the fused depthwise kernel runs no GEMM
     if (gemm && t.gemm_rows > INT_MAX) return 1e300;
     const double spectra = double(t.geometry.complex_bytes()) *
                            (double(t.input_spectrum_elements) + double(t.output_spectrum_elements) +
@@ -99,8 +99,10 @@ pass_plan prepare(engine& e, const problem& p, int tile_extent, bool holds_filte
     if (!has_fused_fft(tile_extent))
         for_each_pass(p, tile_extent, plan.shape, [&](const problem& q, auto...) {
             const workspace_layout t = make_layout(q, tile_extent, holds_filter);
-            (void)e.cufft_plan(input_plan_key(t));
-            (void)e.cufft_plan(output_plan_key(t));
+            if (!t.one_kernel) {
+                (void)e.cufft_plan(input_plan_key(t));
+                (void)e.cufft_plan(output_plan_key(t));
+            }
             if (holds_filter) (void)e.cufft_plan(filter_plan_key(t));
         });
     return plan;

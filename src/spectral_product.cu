@@ -43,9 +43,10 @@ __global__ void depthwise_product(const Complex* __restrict__ input, const Compl
 
 // out[o * bins + f] = in[f * bin_stride + o], 32 x 32 tiles through shared
 // memory: reads along o and writes along f both coalesced.
-__global__ void transpose_bins(const float2* __restrict__ in, float2* __restrict__ out, std::int64_t bins,
+template <class Complex>
+__global__ void transpose_bins(const Complex* __restrict__ in, Complex* __restrict__ out, std::int64_t bins,
                                std::int64_t channels, std::int64_t bin_stride) {
-    __shared__ float2 tile[32][33];
+    __shared__ Complex tile[32][33];
     const std::int64_t tiles_o = (channels + 31) / 32, tiles = tiles_o * ((bins + 31) / 32);
     for (std::int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
         const std::int64_t o0 = t % tiles_o * 32, f0 = t / tiles_o * 32;
@@ -64,14 +65,25 @@ __global__ void transpose_bins(const float2* __restrict__ in, float2* __restrict
 
 }  // namespace
 
-void channel_major_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major) {
+namespace {
+
+template <class Complex>
+void transpose_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major) {
     const std::int64_t bins = t.geometry.freq_bins(), channels = t.geometry.out_channels();
     const std::int64_t tiles = (channels + 31) / 32 * ((bins + 31) / 32);
-    e.log_launch(reinterpret_cast<const void*>(transpose_bins));
-    transpose_bins<<<unsigned(std::min<std::int64_t>(tiles, std::int64_t{1} << 20)), dim3(32, 8), 0, e.stream()>>>(
-        static_cast<const float2*>(filter.data) + filter.column_offset, static_cast<float2*>(channel_major), bins,
+    const auto kernel = transpose_bins<Complex>;
+    e.log_launch(reinterpret_cast<const void*>(kernel));
+    kernel<<<unsigned(std::min<std::int64_t>(tiles, std::int64_t{1} << 20)), dim3(32, 8), 0, e.stream()>>>(
+        static_cast<const Complex*>(filter.data) + filter.column_offset, static_cast<Complex*>(channel_major), bins,
         channels, filter.bin_stride);
     FFTCONV_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void channel_major_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major) {
+    if (t.geometry.double_intermediates()) transpose_filter<double2>(e, t, filter, channel_major);
+    else transpose_filter<float2>(e, t, filter, channel_major);
 }
 
 namespace {

@@ -23,8 +23,10 @@
 // the depthwise suite on the H200 (docs/performance.md, v27): 1.75 ps at
 // T = 16 (64 x 1024 x 7^2, K = 13: 32768 pairs in 58 us), 1.45 at T = 32
 // (64 x 512 x 14^2, K = 27: 16384 pairs in 121 us), 1.1 at T = 64
-// (64 x 128 x 56^2, K = 31: 16384 pairs in 439 us). The dispatch weighs this
-// against the direct depthwise kernel (src/direct_depthwise.cu).
+// (64 x 128 x 56^2, K = 31: 16384 pairs in 439 us); 48 and 96 (radix 3,
+// lines transformed in shared memory, filter spectrum by cuFFT: two more
+// launches) are predictions until measured: 1.4 and 1.0 ps. The dispatch
+// weighs this against the direct depthwise kernel (src/direct_depthwise.cu).
 // Each path adds launch_seconds per kernel it launches (small problems are
 // all launch).
 #include <algorithm>
@@ -44,7 +46,13 @@ constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
 constexpr double fused_pair_seconds_per_point(int tile_extent) {  // per T^2 log2(T)
-    return tile_extent <= 16 ? 1.75e-12 : tile_extent <= 32 ? 1.45e-12 : 1.1e-12;
+    switch (tile_extent) {
+        case 16: return 1.75e-12;
+        case 32: return 1.45e-12;
+        case 48: return 1.4e-12;
+        case 64: return 1.1e-12;
+        default: return 1.0e-12;  // 96
+    }
 }
 constexpr double launch_seconds = 3e-6;
 
@@ -80,10 +88,11 @@ double detail::estimated_seconds(const problem& p, int tile_extent) {
     const double spectrum_bytes = 8.0 * bins * (in * rows + out * rows + group_in * out);
     const double io_bytes =
         4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
-    if (t.geometry.fused() && detail::is_depthwise(p)) {
-        // Filter transform, then one kernel per tile pair (see the top).
-        const double pairs = double(t.output_transforms) / 2.0;
-        return 2.0 * launch_seconds + pairs * tile * std::log2(double(tile_extent)) * fused_pair_seconds_per_point(tile_extent);
+    if (t.one_kernel) {
+        // Filter transform (cuFFT's: padding, transform, transpose), then one kernel per tile pair (see the top).
+        const double pairs = double(t.output_transforms) / 2.0, launches = t.geometry.fused() ? 2.0 : 4.0;
+        return launches * launch_seconds +
+               pairs * tile * std::log2(double(tile_extent)) * fused_pair_seconds_per_point(tile_extent);
     }
     if (t.geometry.fused())
         return 4.0 * launch_seconds + flops / gemm_flops_per_second +
@@ -110,11 +119,11 @@ int choose_tile_extent(const problem& p) {
     std::int64_t best = smallest;
     double best_seconds = std::numeric_limits<double>::infinity();
     std::vector<std::int64_t> candidates = fft_friendly_extents(smallest, largest);
-    // A depthwise problem on a fused extent is one kernel from image to y, so
-    // a fused tile larger than whole_output can still beat a cuFFT tile
-    // that just covers: let the model weigh them.
+    // A depthwise problem on a fused_depthwise_extents extent is one kernel
+    // from image to y, so such a tile larger than whole_output can still
+    // beat a cuFFT tile that just covers: let the model weigh them.
     if (detail::is_depthwise(p))
-        for (const int t : {16, 32, 64})
+        for (const int t : {16, 32, 48, 64, 96})
             if (t >= k && t > largest) candidates.push_back(t);
     for (const std::int64_t t : candidates) {
         const double seconds = detail::estimated_seconds(p, int(t));

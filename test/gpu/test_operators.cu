@@ -1,8 +1,8 @@
 // The whole operator against float64: padding (none, 'same', more than the
 // kernel), groups (1, 2, 4, depthwise, channel multiplier 2), bias on and
 // off, odd image sizes, batch 1..8, on every path (fused T = 16, 32, 64,
-// cuFFT, and the direct depthwise kernel the dispatch picks for small
-// planes), compiled configurations with padding and bias, passes under a
+// for depthwise also 48 and 96, cuFFT, and the direct depthwise kernel the
+// dispatch picks for small planes), compiled configurations with padding and bias, passes under a
 // workspace limit, filter reuse, and tiles that cover the padded image.
 // Normal and positive inputs each time.
 #include "doctest.hpp"
@@ -84,6 +84,37 @@ TEST_CASE("one tile covering the padded image yields every output, on every tran
         ctx.force_tile_extent(c.tile);
         for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
         check_both_kinds(ctx, p, true, true, seed += 2);
+    }
+}
+
+TEST_CASE("depthwise on the radix-3 tiles (48 and 96 points): every operator variant, covering and overlap-save") {
+    // One kernel per tile pair whose lines are transformed in shared memory
+    // (radix3_line_fft.cuh) and whose filter spectrum comes from cuFFT:
+    // tiles that cover the padded image and tiles that do not (edge tiles
+    // clipped), pairs within an image and across samples (odd tile counts),
+    // channel multiplier 2, rectangular and even kernels, padding beyond the
+    // kernel; bias on and off, and through a filter spectrum.
+    context ctx;
+    std::uint64_t seed = 1250;
+    for (const int tile : {48, 96}) {
+        ctx.force_tile_extent(tile);
+        CAPTURE(tile);
+        for (const problem& p : {
+                 make(2, 8, 8, 56, 56, 31, same_padding(31), 8),           // covers at 96; 4 x 4 tiles at 48
+                 make(3, 6, 12, 28, 28, 29, same_padding(29), 6),          // multiplier 2; covers at 48
+                 make(1, 4, 4, 70, 45, 13, same_padding(13), 4),           // several tiles, odd sizes, batch 1
+                 make(2, 4, 4, 33, 40, {9, 21}, {4, 10}, 4),               // rectangular
+                 make(2, 6, 6, 20, 20, 8, same_padding(8), 6),             // even K
+                 make(3, 5, 5, 17, 19, {1, 15}, {0, 7}, 5),                // 1 x K; 3 tiles a channel: odd
+                 make(2, 3, 3, 11, 9, 5, {9, 12}, 3),                      // padding beyond the kernel
+                 make(1, 2, 2, 150, 120, 41, same_padding(41), 2),         // K = 41: 8 or 56 outputs a tile
+             }) {
+            if (tile < p.kernel.height || tile < p.kernel.width) continue;
+            CAPTURE(to_string(p));
+            REQUIRE(detail::make_layout(p, tile).one_kernel);
+            for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
+            check_both_kinds(ctx, p, true, true, seed += 2);
+        }
     }
 }
 
@@ -237,6 +268,7 @@ TEST_CASE("passes under a workspace limit keep padding, groups and bias right") 
              limited_case{make(1, 64, 60, 20, 400, 5, same_padding(5), 4), 32, 20},  // 20: cuts group 1 (15..29)
              limited_case{make(2, 8, 16, 150, 70, 9, same_padding(9), 8), 32, 8},    // depthwise, multiplier 2
              limited_case{make(2, 8, 16, 150, 70, 9, same_padding(9), 8), 24, 8},
+             limited_case{make(2, 8, 16, 150, 70, 9, same_padding(9), 8), 96, 8},    // radix-3 tiles
          }) {
         const problem& p = c.p;
         CAPTURE(to_string(p));

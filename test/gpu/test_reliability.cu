@@ -218,14 +218,14 @@ TEST_CASE("a NaN or Inf in x stays in its sample and in the tiles that read it")
 }
 
 TEST_CASE("depthwise: a NaN or Inf in x stays in its own channel and sample, also where tile pairs span samples") {
-    // One 14 x 14 output tile per image at T = 32 and 64: the fused depthwise
-    // kernel pairs sample b with sample b + 1 of the same channel. The
-    // dispatch's own choice is the direct path (src/direct_depthwise.cu).
+    // One 14 x 14 output tile per image at T = 32, 48, 64 and 96: the fused
+    // depthwise kernel pairs sample b with sample b + 1 of the same channel.
+    // The dispatch's own choice is the direct path (src/direct_depthwise.cu).
     const problem p{.batch = 4, .in_channels = 4, .out_channels = 4, .height = 14, .width = 14, .kernel = 13,
                     .padding = 6, .groups = 4};
     const std::int64_t plane = p.out_height() * p.out_width();
     const std::int64_t bad_b = 1, bad_c = 2, row = 7, col = 3;
-    for (int forced : {0, 16, 32, 64, 30}) {  // the dispatch's choice, fused tiles, cuFFT tiles
+    for (int forced : {0, 16, 32, 48, 64, 96, 30}) {  // the dispatch's choice, fused tiles, cuFFT tiles
         for (float bad : {NAN, INFINITY}) {
             context ctx;
             ctx.force_tile_extent(forced);

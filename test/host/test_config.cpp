@@ -274,15 +274,20 @@ TEST_CASE("passes cover every output exactly once, on the tiles of the whole pro
 TEST_CASE("a depthwise problem on a fused tile extent needs no input or output spectrum, only its filter twice") {
     const problem depthwise{.batch = 8, .in_channels = 64, .out_channels = 128, .height = 56, .width = 56,
                             .kernel = 31, .padding = same_padding(31), .groups = 64};
-    for (const int t : {32, 64}) {
+    for (const int t : {32, 48, 64, 96}) {
+        CAPTURE(t);
         const detail::workspace_layout fused = detail::make_layout(depthwise, t);
+        CHECK(fused.one_kernel);
         CHECK(fused.input_spectrum_elements == 0);
         // The output spectrum's place holds the filter spectrum channel-major.
         CHECK(fused.output_spectrum_elements == fused.geometry.freq_bins() * 128);
         CHECK(fused.filter_transforms == 128);  // one 1-channel filter per output channel
         CHECK(fused.filter_spectrum_elements == fused.geometry.freq_bins() * fused.filter_bin_stride);
+        // 48 and 96 transform the filters with cuFFT: their real tiles, and no others.
+        CHECK(fused.real_elements == (fused.geometry.fused() ? 0 : 128 * t * t));
     }
-    const detail::workspace_layout cufft = detail::make_layout(depthwise, 48);
+    const detail::workspace_layout cufft = detail::make_layout(depthwise, 54);
+    CHECK(!cufft.one_kernel);
     CHECK(cufft.input_spectrum_elements > 0);  // the cuFFT path multiplies spectra in memory
     problem grouped = depthwise;
     grouped.groups = 32;  // two input channels per group: a GEMM per group, spectra in memory

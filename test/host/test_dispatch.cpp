@@ -162,8 +162,16 @@ TEST_CASE("small depthwise problems take the direct path; large ones, dense ones
         CHECK(choose_dispatch(p).path == path_kind::direct);
         CHECK(detail::direct_kernel_for(p) == detail::direct_kernel::narrow);
     }
-    CHECK(choose_dispatch(depthwise(64, 256, 28, 29)).path == path_kind::generic);  // 28 wide, K = 29: 64-point tiles
+    CHECK(choose_dispatch(depthwise(64, 256, 28, 29)).path == path_kind::generic);  // 28 wide, K = 29
     CHECK(choose_dispatch(depthwise(64, 128, 56, 31)).path == path_kind::generic);  // 961 products an output
+    // The radix-3 tiles where one covers the padded image and no power of
+    // two does tightly: 28 + 14 <= 48 (not 64); 56 + 15 and 56 + 25 <= 96 (not
+    // 4 or 16 tiles of 64); 256 + 15: 16 tiles of 96, not 64 of 64.
+    CHECK(choose_tile_extent(depthwise(64, 256, 28, 29)) == 48);
+    CHECK(choose_tile_extent(depthwise(64, 128, 56, 31)) == 96);
+    CHECK(choose_tile_extent(depthwise(32, 128, 56, 51)) == 96);
+    CHECK(choose_tile_extent(depthwise(8, 64, 256, 31)) == 96);
+    CHECK(choose_tile_extent(depthwise(32, 256, 28, 49)) == 64);  // 28 + 24 > 48: one tile of 64
     CHECK(choose_dispatch(depthwise(8, 64, 256, 3)).path == path_kind::generic);   // a plane past shared memory
     CHECK(choose_dispatch(small, 16).path == path_kind::generic);
     problem dense = small;

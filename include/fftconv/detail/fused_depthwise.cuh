@@ -11,28 +11,63 @@
 // of the pair's spectrum is needed: the full T x T grid is multiplied by
 // conj(W), whose columns past T/2 come from Hermitian symmetry of the stored
 // half spectrum.
+//
+// Tile extents: the power-of-two ones transform a line in one thread's
+// registers between transposing passes (fused_tile_fft.cuh); 48 and 96
+// transform it in place in shared memory (radix3_line_fft.cuh), their
+// filter spectrum made by cuFFT in double.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "fftconv/detail/engine.hpp"
 #include "fftconv/detail/fused_tile_fft.cuh"
+#include "fftconv/detail/radix3_line_fft.cuh"
 
 namespace fftconv::detail {
 
-// Column `lane` of the pair's spectrum Z in z (natural order) becomes
-// conj(Z conj(W)), W the filter's spectrum `w`. A loop through shared
-// memory, not a product in the FFT's registers: there the compiler hoisted
-// the 64 loads of W above the transform and spilled (255 registers and 300
-// bytes of spill at T = 64). Each thread reads back only what it wrote.
+// The filter spectrum's element type at tile extent T: float2 where a fused
+// transform made it, double2 where cuFFT did (tile_geometry::double_intermediates).
 template <int T>
-__device__ __forceinline__ void times_conj_filter(float2* z, int lane, const float2* w) {
+using depthwise_filter_t = std::conditional_t<has_fused_fft(T), float2, double2>;
+
+__device__ __forceinline__ float2 as_float2(float2 v) { return v; }
+__device__ __forceinline__ float2 as_float2(double2 v) { return float2{float(v.x), float(v.y)}; }
+
+// The frequency row held in slot row `slot` after the forward passes, and
+// the frequency column of slot column `slot`: the slot itself where the
+// transposing passes keep natural order, digit-reversed on the radix-3
+// extents (radix3_line_fft.cuh).
+template <int T>
+__device__ __forceinline__ int frequency_slot(int frequency) {
+    if constexpr (is_power_of_two(T)) return frequency;
+    else return digit_reversed<T>(frequency);
+}
+template <int T>
+__device__ __forceinline__ int slot_frequency(int slot) {
+    if constexpr (is_power_of_two(T)) return slot;
+    else return digit_unreversed<T>(slot);
+}
+
+// Column `lane` of the pair's spectrum Z in z (frequency row r in slot row
+// frequency_slot(r)) becomes conj(Z conj(W)) on the power-of-two extents,
+// whose inverse runs as a forward transform of the conjugate, and Z conj(W)
+// on the radix-3 ones, which have an inverse. W is the filter's spectrum `w`.
+// A loop through shared memory, not a product in the FFT's registers: there
+// the compiler hoisted the 64 loads of W above the transform and spilled (255
+// registers and 300 bytes of spill at T = 64). Each thread reads back only
+// what it wrote.
+template <int T, class Complex>
+__device__ __forceinline__ void times_conj_filter(float2* z, int lane, const Complex* w) {
     constexpr int pitch = T + 1, freq_cols = T / 2 + 1;
-    // W[r][lane]: stored for columns 0..T/2; W[r][s] = conj(W[-r][-s]) past them.
-    const bool stored = lane < freq_cols;
+    constexpr bool conjugate = is_power_of_two(T);
+    // W[r][s]: stored for columns s <= T/2; W[r][s] = conj(W[-r][-s]) past them.
+    const int s = slot_frequency<T>(lane);
+    const bool stored = s < freq_cols;
     const float sign = stored ? 1.0f : -1.0f;
-    // W's loads in flight at a time: 16 at T = 64, where the FFT's registers
+    // W's loads in flight at a time: 16 at T >= 64, where the FFT's registers
     // are free by now (4 round trips to L2 per column, not 8); 8 below (at
     // T = 32, 16 let the compiler hoist them above the FFT: 165 registers).
     constexpr int batch = T >= 64 ? 16 : 8;
@@ -40,15 +75,16 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const flo
     // mirror's row (T - r) % T, i.e. row 0 and then T - r: from a virtual
     // row T downwards. Offsets stepped a row at a time (an index select and
     // multiply per element were most of this loop's instructions).
-    const int column = stored ? lane : T - lane, step = stored ? freq_cols : -freq_cols;
+    const int column = stored ? s : T - s, step = stored ? freq_cols : -freq_cols;
     int row = column + (stored ? 0 : T * freq_cols);  // 32-bit offsets: fewer registers than pointers
 #pragma unroll batch
     for (int r = 0; r < T; ++r) {
-        const float2 wr = w[r == 0 ? column : row];
+        const float2 wr = as_float2(w[r == 0 ? column : row]);
         row += step;
-        const float2 zr = z[r * pitch + lane];
-        const float2 c{wr.x, sign * wr.y};
-        z[r * pitch + lane] = float2{zr.x * c.x + zr.y * c.y, zr.x * c.y - zr.y * c.x};  // conj(z conj(c))
+        float2* at = z + frequency_slot<T>(r) * pitch + lane;
+        const float2 zr = *at, c{wr.x, sign * wr.y};
+        *at = conjugate ? float2{zr.x * c.x + zr.y * c.y, zr.x * c.y - zr.y * c.x}   // conj(z conj(c))
+                        : float2{zr.x * c.x + zr.y * c.y, zr.y * c.x - zr.x * c.y};  // z conj(c)
     }
 }
 
@@ -56,6 +92,43 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const flo
 // real part to n, the imaginary part to n + 1), or one of them alone from
 // the real part.
 enum class pair_part { both, first_alone, second_alone };
+
+// The outputs of a pair that `part` selects: both tiles, or the real part
+// alone into the first or the second.
+template <class Geometry>
+__device__ output_pair selected_outputs(const output_tiles<Geometry>& sink, std::int64_t n, std::int64_t tile_count,
+                                        pair_part part) {
+    output_pair out = output_pair_at(sink, n, tile_count);
+    if (part == pair_part::second_alone) {
+        out.real = out.imag;
+        out.real_bias = out.imag_bias;
+    }
+    if (part != pair_part::both) out.imag = tile_window{};
+    return out;
+}
+
+// Output column `lane` of a radix-3 tile pair from z, where the inverse
+// passes left spatial row r, column c in slot row placed_at(2, r), slot
+// column placed_at(2, c) (radix3_line_fft.cuh), straight to y (coalesced
+// across the warp): the real part into out.real, the imaginary part into
+// out.imag, each plus its bias.
+template <int T>
+__device__ __forceinline__ void store_placed_outputs(const float2* z, int lane, float* y, const output_pair& out) {
+    constexpr int pitch = T + 1;
+    const bool real = lane < out.real.cols, imag = lane < out.imag.cols;
+    if (!(real || imag)) return;
+    const int rows = max(real ? out.real.rows : 0, imag ? out.imag.rows : 0);
+    const float2* column = z + placed_at<T>(2, lane);
+    window_cursor at_real(y, out.real, lane), at_imag(y, out.imag, lane);
+#pragma unroll 4
+    for (int r = 0; r < rows; ++r) {
+        const float2 value = column[placed_at<T>(2, r) * pitch];
+        if (real && r < out.real.rows) at_real.store(value.x + out.real_bias);
+        if (imag && r < out.imag.rows) at_imag.store(value.y + out.imag_bias);
+        at_real.next_row();
+        at_imag.next_row();
+    }
+}
 
 // Input windows in_real + i in_imag of x (empty: none) -> z, transformed,
 // times conj(W) of the filter `w` (the output channel's spectrum, its bins
@@ -67,14 +140,18 @@ enum class pair_part { both, first_alone, second_alone };
 // values measured cheaper in registers than checking the spectrum's DC bin:
 // 222 against 255 at T = 64.)
 //
-// Four transposing passes (fused_tile_fft.cuh, read_row) over one FFT body:
-// the input's rows, the columns (times conj(W)), the rows again, the columns
-// again to y. The inverse runs as a forward transform of the conjugate,
-// IFFT(Y) = conj(FFT(conj(Y))): the second pass stores conj(Z conj(W)), and
-// the last one holds conj(y), whose imaginary part is negated on the way out.
-template <int T, class Geometry>
+// Powers of two: four transposing passes (fused_tile_fft.cuh, read_row)
+// over one FFT body: the input's rows, the columns (times conj(W)), the rows
+// again, the columns again to y. The inverse runs as a forward transform of
+// the conjugate, IFFT(Y) = conj(FFT(conj(Y))): the second pass stores
+// conj(Z conj(W)), and the last one holds conj(y), whose imaginary part is
+// negated on the way out.
+// Radix 3: four in-place passes (radix3_line_fft.cuh), rows, columns (times
+// conj(W)), rows, columns, each over the lines it needs, a block barrier
+// between (a 48-point tile is a warp and a half); then y from z.
+template <int T, class Geometry, class Complex>
 __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, const float* x, tile_window in_real,
-                                               tile_window in_imag, const float2* w,
+                                               tile_window in_imag, const Complex* w,
                                                const output_tiles<Geometry>& sink, std::int64_t n,
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
     const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f);
@@ -86,26 +163,46 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, c
     // The input rows either window holds: the others are zero, and so is their FFT.
     const int rows = max(in_real.rows, in_imag.rows), first_row = first_window_row(in_real, in_imag);
 
+    if constexpr (is_power_of_two(T)) {
 #pragma unroll 1  // at every T: unrolled, T = 32 took 128 registers instead of 102
-    for (int pass = 0; pass < 4; ++pass) {
-        float2 v[T];
-        read_row<T>(z, lane, v);
-        tile_sync<T>(group);  // every row is in registers before the columns overwrite them
-        const bool live = pass == 0 ? lane >= first_row && lane < rows : pass == 3 ? lane < sink.outputs.wide : true;
-        if (live) fft_in_registers<T, false>(v);
-        if (pass == 3) {
-            output_pair out = output_pair_at(sink, n, tile_count);
-            if (part == pair_part::second_alone) {
-                out.real = out.imag;
-                out.real_bias = out.imag_bias;
+        for (int pass = 0; pass < 4; ++pass) {
+            float2 v[T];
+            read_row<T>(z, lane, v);
+            tile_sync<T>(group);  // every row is in registers before the columns overwrite them
+            const bool live =
+                pass == 0 ? lane >= first_row && lane < rows : pass == 3 ? lane < sink.outputs.wide : true;
+            if (live) fft_in_registers<T, false>(v);
+            if (pass == 3) {
+                store_output_column<T>(v, lane, sink.y, selected_outputs(sink, n, tile_count, part), -1.0f);
+                break;
             }
-            if (part != pair_part::both) out.imag = tile_window{};
-            store_output_column<T>(v, lane, sink.y, out, -1.0f);
-            break;
+            write_column<T>(z, lane, v);
+            if (pass == 1) times_conj_filter<T>(z, lane, w);
+            tile_sync<T>(group);
         }
-        write_column<T>(z, lane, v);
-        if (pass == 1) times_conj_filter<T>(z, lane, w);
-        tile_sync<T>(group);
+    } else {
+        constexpr int pitch = T + 1;
+        // Row `lane` in pass 0, column `lane` in pass 1, of each loop: one
+        // body per loop (four inlined bodies took 231 registers at T = 96).
+        // Forward: the rows that hold input (frequency columns leave
+        // digit-reversed), then every column (so do frequency rows).
+#pragma unroll 1
+        for (int pass = 0; pass < 2; ++pass) {
+            if (pass == 1 || (lane >= first_row && lane < rows))
+                radix3_line_fft<T, false, 0>(pass == 0 ? z + lane * pitch : z + lane, pass == 0 ? 1 : pitch);
+            if (pass == 1) times_conj_filter<T>(z, lane, w);
+            __syncthreads();
+        }
+        // Inverse: every row (spatial columns leave reversed twice), then
+        // the columns that hold outputs.
+        const bool output_column = element_at<T>(2, lane) < sink.outputs.wide;
+#pragma unroll 1
+        for (int pass = 0; pass < 2; ++pass) {
+            if (pass == 0 || output_column)
+                radix3_line_fft<T, true, 1>(pass == 0 ? z + lane * pitch : z + lane, pass == 0 ? 1 : pitch);
+            __syncthreads();
+        }
+        store_placed_outputs<T>(z, lane, sink.y, selected_outputs(sink, n, tile_count, part));
     }
     return true;
 }
@@ -116,16 +213,20 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, c
 // faster despite 84-132 bytes of spill. At T = 16 the kernel with a rare
 // path (spanning pairs) takes 80 registers: 6 blocks ran 7% faster than 8
 // blocks capped at 64 registers, where the cap spilled 200 bytes
-// (docs/performance.md, v27).
-constexpr int depthwise_min_blocks(int tile_extent) { return tile_extent == 64 ? 3 : tile_extent == 16 ? 6 : 0; }
+// (docs/performance.md, v27). At T = 96 shared memory allows 3 blocks of
+// one pair: left alone ptxas took 230 registers (2 blocks), hoisting the
+// line's loads; capped at 224 it fits 3 without spilling (168, for 4, spilled).
+constexpr int depthwise_min_blocks(int tile_extent) {
+    return tile_extent == 64 ? 3 : tile_extent == 16 ? 6 : tile_extent == 96 ? 3 : 0;
+}
 
 // depthwise_pair for one tile (the rare path of non-finite inputs): not
 // inlined, so that the kernel's registers stay those of the common path;
 // its arguments by value (references to the kernel's parameters made the
 // kernel copy them to local memory and read every output address from there).
-template <int T, class Geometry>
+template <int T, class Geometry, class Complex>
 __device__ __noinline__ void depthwise_alone(float2* z, int lane, int group, const float* x, tile_window in,
-                                             const float2* w, output_tiles<Geometry> sink, std::int64_t n,
+                                             const Complex* w, output_tiles<Geometry> sink, std::int64_t n,
                                              std::int64_t tile_count, pair_part part) {
     depthwise_pair<T>(z, lane, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
 }
@@ -148,7 +249,9 @@ __device__ __noinline__ void depthwise_alone(float2* z, int lane, int group, con
 template <class Geometry, bool spanning_pairs>
 __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent),
                                   depthwise_min_blocks(Geometry::static_extents.tile_extent))
-    depthwise_tiles(image_tiles<Geometry> source, const float2* __restrict__ filter, std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
+    depthwise_tiles(image_tiles<Geometry> source,
+                    const depthwise_filter_t<Geometry::static_extents.tile_extent>* __restrict__ filter,
+                    std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
                     std::int64_t tile_count, std::int64_t first_pair) {
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = fused_pairs(T);
@@ -163,7 +266,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     const std::int64_t o = a.channel, c = (first_out + o) / multiplier;
     const tile_window in_a = n0 < tile_count ? source.window(c, a) : tile_window{};
     const tile_window in_b = n0 + 1 < tile_count ? source.window(c, b) : tile_window{};
-    const float2* w = filter + (n0 < tile_count ? o : 0) * (T * (T / 2 + 1));
+    const auto* w = filter + (n0 < tile_count ? o : 0) * (T * (T / 2 + 1));
 
     if (depthwise_pair<T>(z, lane, group, source.data(), in_a, in_b, w, sink, n0, tile_count, pair_part::both,
                           spanning_pairs))
@@ -177,7 +280,8 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
 }
 
 template <class Geometry>
-void launch_depthwise_tiles(engine& e, const image_tiles<Geometry>& source, const float2* filter,
+void launch_depthwise_tiles(engine& e, const image_tiles<Geometry>& source,
+                            const depthwise_filter_t<Geometry::static_extents.tile_extent>* filter,
                             std::int64_t first_out, std::int64_t multiplier,
                             const output_tiles<Geometry>& sink, std::int64_t tile_count, cudaStream_t stream) {
     constexpr int T = Geometry::static_extents.tile_extent;

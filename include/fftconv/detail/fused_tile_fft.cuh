@@ -36,11 +36,15 @@
 
 namespace fftconv::detail {
 
-// A block holds `pairs` tile pairs: T * pairs threads (128). Twice as many
-// (longer contiguous runs per bin, twice the shared memory) measured slower
-// on the H200 (docs/performance.md, v4). Shared rows are T + 1 complex wide:
-// the +1 keeps row and column walks conflict-free.
-__host__ __device__ constexpr int fused_pairs(int tile_extent) { return tile_extent <= 16 ? 8 : tile_extent <= 32 ? 4 : 2; }
+// A block holds `pairs` tile pairs: T * pairs threads (128; 96 on the
+// depthwise kernel's radix-3 extents 48 and 96, where one 96-point pair
+// takes 73 KiB of shared memory). Twice as many (longer contiguous runs per
+// bin, twice the shared memory) measured slower on the H200
+// (docs/performance.md, v4). Shared rows are T + 1 complex wide: the +1
+// keeps row and column walks conflict-free.
+__host__ __device__ constexpr int fused_pairs(int tile_extent) {
+    return tile_extent <= 16 ? 8 : tile_extent <= 32 ? 4 : tile_extent <= 64 ? 2 : 1;
+}
 __host__ __device__ constexpr int fused_threads(int tile_extent) { return tile_extent * fused_pairs(tile_extent); }
 constexpr std::size_t fused_shared_bytes(int tile_extent) {
     return sizeof(float2) * std::size_t(fused_pairs(tile_extent)) * tile_extent * (tile_extent + 1);

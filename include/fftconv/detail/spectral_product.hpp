@@ -38,7 +38,8 @@ struct channel_groups {
 };
 
 // The fused depthwise kernel's filter (fused_depthwise.cuh): the pass's
-// output channels' spectra out of `filter` (bin-major, float2) into
+// output channels' spectra out of `filter` (bin-major; float2, or double2
+// where cuFFT made it: tile_geometry::double_intermediates) into
 // channel_major[o * bins + bin], so that a column of one channel's bins is
 // contiguous (the bin-major layout made every lane of a warp read its own
 // cache line). On the engine's stream.

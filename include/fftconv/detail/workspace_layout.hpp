@@ -87,6 +87,9 @@ constexpr tile_outputs tile_outputs_of(const problem& p, int tile_extent) {
 struct workspace_layout {
     tile_geometry<> geometry;      // the pass's: its output channels
     bool holds_filter;             // the workspace holds a filter spectrum (no filter_spectrum object given)
+    // Depthwise on a fused_depthwise_extents extent: image to y in one kernel
+    // per tile pair (fused_depthwise.cuh), no input or output spectra.
+    bool one_kernel;
     tile_outputs outputs;          // per tile (tile_outputs_of)
     std::int64_t tiles_high;       // tiles per image along the height
     std::int64_t tiles_wide;       // tiles per image along the width
@@ -141,6 +144,7 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.geometry = tile_geometry<>(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels, tile_extent);
     const tile_geometry<>& g = t.geometry;
     t.holds_filter = holds_filter;
+    t.one_kernel = is_depthwise(p) && has_fused_depthwise(tile_extent);
     t.outputs = tile_outputs_of(p, tile_extent);
     t.tiles_high = ceil_div(p.out_height(), t.outputs.high);
     t.tiles_wide = ceil_div(p.out_width(), t.outputs.wide);
@@ -150,26 +154,28 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     // so each image gets an even number of slots; depthwise pairs may span two
     // samples of one channel (fused_depthwise.cuh isolates non-finite inputs
     // itself), so only a channel's batch x tiles must be even.
-    const bool depthwise_pairs = g.fused() && is_depthwise(p) && p.batch * t.tiles_per_image % 2 == 0;
-    t.tile_slots = g.fused() && !depthwise_pairs ? (t.tiles_per_image + 1) / 2 * 2 : t.tiles_per_image;
+    const bool pairs = g.fused() || t.one_kernel;
+    const bool depthwise_pairs = t.one_kernel && p.batch * t.tiles_per_image % 2 == 0;
+    t.tile_slots = pairs && !depthwise_pairs ? (t.tiles_per_image + 1) / 2 * 2 : t.tiles_per_image;
     t.gemm_rows = p.batch * t.tile_slots;
     t.input_transforms = p.in_channels * t.gemm_rows;
     t.filter_transforms = p.group_in_channels() * p.out_channels;  // each output channel's group
     t.output_transforms = p.out_channels * t.gemm_rows;
+    // Real tiles (cuFFT): the filters' and, unless one kernel goes from the
+    // image to y, the input's and the output's.
+    const std::int64_t filter_tiles = holds_filter ? t.filter_transforms : 0;
     const std::int64_t real_tiles =
-        std::max({t.input_transforms, t.output_transforms, holds_filter ? t.filter_transforms : 0});
+        t.one_kernel ? filter_tiles : std::max({t.input_transforms, t.output_transforms, filter_tiles});
     t.real_elements = g.fused() ? 0 : real_tiles * g.tile_elements();
     t.input_bin_stride = bin_stride(t.input_transforms, g);
     t.filter_bin_stride = bin_stride(t.filter_transforms, g);
     t.output_bin_stride = bin_stride(t.output_transforms, g);
-    // A depthwise problem on a fused extent goes from the image to y in one
-    // kernel (fused_depthwise.cuh): no input or output spectrum; the output
-    // spectrum's place holds the filter spectrum channel-major instead
+    // One kernel from the image to y: no input or output spectrum; the
+    // output spectrum's place holds the filter spectrum channel-major instead
     // (channel_major_filter, spectral_product.hpp).
-    const bool spectra = !(g.fused() && is_depthwise(p));
-    t.input_spectrum_elements = spectra ? g.freq_bins() * t.input_bin_stride : 0;
+    t.input_spectrum_elements = t.one_kernel ? 0 : g.freq_bins() * t.input_bin_stride;
     t.filter_spectrum_elements = holds_filter ? g.freq_bins() * t.filter_bin_stride : 0;
-    t.output_spectrum_elements = spectra ? g.freq_bins() * t.output_bin_stride : g.freq_bins() * p.out_channels;
+    t.output_spectrum_elements = t.one_kernel ? g.freq_bins() * p.out_channels : g.freq_bins() * t.output_bin_stride;
     return t;
 }
 
