@@ -107,26 +107,52 @@ __device__ output_pair selected_outputs(const output_tiles<Geometry>& sink, std:
     return out;
 }
 
-// Output column `lane` of a radix-3 tile pair from z, where the inverse
-// passes left spatial row r, column c in slot row placed_at(2, r), slot
-// column placed_at(2, c) (radix3_line_fft.cuh), straight to y (coalesced
-// across the warp): the real part into out.real, the imaginary part into
-// out.imag, each plus its bias.
+// Rows [first, first + count) of output column `lane` of a tile pair from z
+// (natural order) straight to y (coalesced across the warp): the real part
+// into out.real, the imaginary part into out.imag, each plus its bias.
 template <int T>
-__device__ __forceinline__ void store_placed_outputs(const float2* z, int lane, float* y, const output_pair& out) {
+__device__ __forceinline__ void store_output_rows(const float2* z, int lane, float* y, const output_pair& out,
+                                                  int first, int count) {
     constexpr int pitch = T + 1;
     const bool real = lane < out.real.cols, imag = lane < out.imag.cols;
     if (!(real || imag)) return;
-    const int rows = max(real ? out.real.rows : 0, imag ? out.imag.rows : 0);
-    const float2* column = z + placed_at<T>(2, lane);
+    const int last = min(first + count, max(real ? out.real.rows : 0, imag ? out.imag.rows : 0));
     window_cursor at_real(y, out.real, lane), at_imag(y, out.imag, lane);
+    at_real.skip_rows(first);
+    at_imag.skip_rows(first);
 #pragma unroll 4
-    for (int r = 0; r < rows; ++r) {
-        const float2 value = column[placed_at<T>(2, r) * pitch];
+    for (int r = first; r < last; ++r) {
+        const float2 value = z[r * pitch + lane];
         if (real && r < out.real.rows) at_real.store(value.x + out.real_bias);
         if (imag && r < out.imag.rows) at_imag.store(value.y + out.imag_bias);
         at_real.next_row();
         at_imag.next_row();
+    }
+}
+
+// The radix-3 product: after the forward passes, the slots 3k + s (k in
+// [k_first, k_last), s < 3) of column `lane` hold Z[k + P s][g], g the
+// frequency column the column holds (the ones this thread's radix-3 step
+// wrote: no barrier needed); each becomes Z conj(W), W the filter's
+// spectrum `w` (stored for columns g <= T/2; conj(W[-f][-g]) past them).
+template <int T, class Complex>
+__device__ __forceinline__ void radix3_times_conj_filter(float2* z, int lane, const Complex* w, int k_first,
+                                                         int k_last) {
+    constexpr int pitch = T + 1, freq_cols = T / 2 + 1, P = T / 3;
+    const int g = digit_unreversed<T>(lane);
+    const bool stored = g < freq_cols;
+    const float sign = stored ? 1.0f : -1.0f;
+    const int column = stored ? g : T - g;
+#pragma unroll 2
+    for (int k = k_first; k < k_last; ++k) {
+#pragma unroll
+        for (int s = 0; s < 3; ++s) {
+            const int f = k + P * s, row = stored ? f : (T - f) % T;
+            const float2 wf = as_float2(w[row * freq_cols + column]);
+            float2* at = z + (3 * k + s) * pitch + lane;
+            const float2 zf = *at, c{wf.x, sign * wf.y};
+            *at = float2{zf.x * c.x + zf.y * c.y, zf.y * c.x - zf.x * c.y};  // z conj(c)
+        }
     }
 }
 
@@ -146,15 +172,18 @@ __device__ __forceinline__ void store_placed_outputs(const float2* z, int lane, 
 // the conjugate, IFFT(Y) = conj(FFT(conj(Y))): the second pass stores
 // conj(Z conj(W)), and the last one holds conj(y), whose imaginary part is
 // negated on the way out.
-// Radix 3: four in-place passes (radix3_line_fft.cuh), rows, columns (times
-// conj(W)), rows, columns, each over the lines it needs, a block barrier
-// between (a 48-point tile is a warp and a half); then y from z.
+// Radix 3 (three threads a line, the thread's `share` 0..2): in-place passes
+// (radix3_line_fft.cuh) over rows, columns (times conj(W)), rows, columns,
+// each over the lines it needs, a block barrier between steps; then y from
+// z. The forward passes leave digit-reversed order, the inverse ones natural.
 template <int T, class Geometry, class Complex>
-__device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, const float* x, tile_window in_real,
+__device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, int group, const float* x,
+                                               tile_window in_real,
                                                tile_window in_imag, const Complex* w,
                                                const output_tiles<Geometry>& sink, std::int64_t n,
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
-    const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f);
+    constexpr int line_rows = is_power_of_two(T) ? T : T / 3;  // rows each thread loads and stores
+    const bool finite = load_pair<T, line_rows>(z, lane, x, in_real, in_imag, 1.0f, share * line_rows);
     if (check_finite) {
         if (!__syncthreads_and(finite)) return false;
     } else {
@@ -182,29 +211,43 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, c
         }
     } else {
         constexpr int pitch = T + 1;
-        // Row `lane` in pass 0, column `lane` in pass 1, of each loop: one
-        // body per loop (four inlined bodies took 231 registers at T = 96).
-        // Forward: the rows that hold input (frequency columns leave
-        // digit-reversed), then every column (so do frequency rows).
-#pragma unroll 1
-        for (int pass = 0; pass < 2; ++pass) {
-            if (pass == 1 || (lane >= first_row && lane < rows))
-                radix3_line_fft<T, false, 0>(pass == 0 ? z + lane * pitch : z + lane, pass == 0 ? 1 : pitch);
-            if (pass == 1) times_conj_filter<T>(z, lane, w);
-            __syncthreads();
-        }
-        // Inverse: every row (spatial columns leave reversed twice), then
-        // the columns that hold outputs.
-        const bool output_column = element_at<T>(2, lane) < sink.outputs.wide;
-#pragma unroll 1
-        for (int pass = 0; pass < 2; ++pass) {
-            if (pass == 0 || output_column)
-                radix3_line_fft<T, true, 1>(pass == 0 ? z + lane * pitch : z + lane, pass == 0 ? 1 : pitch);
-            __syncthreads();
-        }
-        store_placed_outputs<T>(z, lane, sink.y, selected_outputs(sink, n, tile_count, part));
+        int k_first, k_last;
+        radix3_share<T>(share, k_first, k_last);
+        float2* row = z + lane * pitch;  // row `lane`
+        float2* column = z + lane;       // column `lane`
+        // Forward (digit-reversed order out): the rows that hold input, then
+        // every column, times conj(W).
+        const bool input_row = lane >= first_row && lane < rows;
+        if (input_row) radix3_subsequence_fft<T, false, 1>(row, share);
+        __syncthreads();
+        if (input_row) radix3_step<T, false, 1>(row, k_first, k_last);
+        __syncthreads();
+        radix3_subsequence_fft<T, false, pitch>(column, share);
+        __syncthreads();
+        radix3_step<T, false, pitch>(column, k_first, k_last);
+        radix3_times_conj_filter<T>(z, lane, w, k_first, k_last);
+        __syncthreads();
+        // Inverse (natural order out): every row, then the columns that hold outputs.
+        radix3_step<T, true, 1>(row, k_first, k_last);
+        __syncthreads();
+        radix3_subsequence_fft<T, true, 1>(row, share);
+        __syncthreads();
+        const bool output_column = lane < sink.outputs.wide;
+        if (output_column) radix3_step<T, true, pitch>(column, k_first, k_last);
+        __syncthreads();
+        if (output_column) radix3_subsequence_fft<T, true, pitch>(column, share);
+        __syncthreads();
+        store_output_rows<T>(z, lane, sink.y, selected_outputs(sink, n, tile_count, part), share * line_rows,
+                             line_rows);
     }
     return true;
+}
+
+// Threads a line: one on the power-of-two extents, three on the radix-3
+// ones (radix3_line_fft.cuh); a block is T x depthwise_line_threads x pairs.
+__host__ __device__ constexpr int depthwise_line_threads(int tile_extent) { return is_power_of_two(tile_extent) ? 1 : 3; }
+__host__ __device__ constexpr int depthwise_threads(int tile_extent) {
+    return fused_threads(tile_extent) * depthwise_line_threads(tile_extent);
 }
 
 // Blocks per SM the registers must allow. At T = 64 the kernel is
@@ -213,11 +256,16 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int group, c
 // faster despite 84-132 bytes of spill. At T = 16 the kernel with a rare
 // path (spanning pairs) takes 80 registers: 6 blocks ran 7% faster than 8
 // blocks capped at 64 registers, where the cap spilled 200 bytes
-// (docs/performance.md, v27). At T = 96 shared memory allows 3 blocks of
-// one pair: left alone ptxas took 230 registers (2 blocks), hoisting the
-// line's loads; capped at 224 it fits 3 without spilling (168, for 4, spilled).
+// (docs/performance.md, v27). The radix-3 extents: blocks of 288 threads,
+// 2 (T = 96: 112 registers) or 3 (T = 48: 72).
 constexpr int depthwise_min_blocks(int tile_extent) {
-    return tile_extent == 64 ? 3 : tile_extent == 16 ? 6 : tile_extent == 96 ? 3 : 0;
+    switch (tile_extent) {
+        case 16: return 6;
+        case 48: return 3;
+        case 64: return 3;
+        case 96: return 2;
+        default: return 0;
+    }
 }
 
 // depthwise_pair for one tile (the rare path of non-finite inputs): not
@@ -225,10 +273,10 @@ constexpr int depthwise_min_blocks(int tile_extent) {
 // its arguments by value (references to the kernel's parameters made the
 // kernel copy them to local memory and read every output address from there).
 template <int T, class Geometry, class Complex>
-__device__ __noinline__ void depthwise_alone(float2* z, int lane, int group, const float* x, tile_window in,
+__device__ __noinline__ void depthwise_alone(float2* z, int lane, int share, int group, const float* x, tile_window in,
                                              const Complex* w, output_tiles<Geometry> sink, std::int64_t n,
                                              std::int64_t tile_count, pair_part part) {
-    depthwise_pair<T>(z, lane, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
+    depthwise_pair<T>(z, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
 }
 
 // Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
@@ -247,7 +295,7 @@ __device__ __noinline__ void depthwise_alone(float2* z, int lane, int group, con
 // (depthwise_alone): a second inlined copy, or a loop around one, cost the
 // common path registers (T = 32: 160 in a loop, against 128).
 template <class Geometry, bool spanning_pairs>
-__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent),
+__global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.tile_extent),
                                   depthwise_min_blocks(Geometry::static_extents.tile_extent))
     depthwise_tiles(image_tiles<Geometry> source,
                     const depthwise_filter_t<Geometry::static_extents.tile_extent>* __restrict__ filter,
@@ -256,7 +304,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = fused_pairs(T);
     extern __shared__ float2 shared[];
-    const int lane = threadIdx.x, group = threadIdx.y;
+    const int lane = threadIdx.x, share = threadIdx.y, group = threadIdx.z;
     float2* z = shared + group * T * pitch;
     const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
 
@@ -268,14 +316,16 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     const tile_window in_b = n0 + 1 < tile_count ? source.window(c, b) : tile_window{};
     const auto* w = filter + (n0 < tile_count ? o : 0) * (T * (T / 2 + 1));
 
-    if (depthwise_pair<T>(z, lane, group, source.data(), in_a, in_b, w, sink, n0, tile_count, pair_part::both,
-                          spanning_pairs))
+    if (depthwise_pair<T>(z, lane, share, group, source.data(), in_a, in_b, w, sink, n0, tile_count,
+                          pair_part::both, spanning_pairs))
         return;
     if constexpr (spanning_pairs) {
         // Some loaded value is not finite: each tile alone, in the real part.
-        depthwise_alone<T>(z, lane, group, source.data(), in_a, w, sink, n0, tile_count, pair_part::first_alone);
+        depthwise_alone<T>(z, lane, share, group, source.data(), in_a, w, sink, n0, tile_count,
+                           pair_part::first_alone);
         __syncthreads();  // z is read to the end of the first
-        depthwise_alone<T>(z, lane, group, source.data(), in_b, w, sink, n0, tile_count, pair_part::second_alone);
+        depthwise_alone<T>(z, lane, share, group, source.data(), in_b, w, sink, n0, tile_count,
+                           pair_part::second_alone);
     }
 }
 
@@ -291,7 +341,7 @@ void launch_depthwise_tiles(engine& e, const image_tiles<Geometry>& source,
     const std::int64_t pair_count = (tile_count + 1) / 2;
     for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
         const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
-        kernel<<<blocks, dim3(T, fused_pairs(T)), fused_shared_bytes(T), stream>>>(
+        kernel<<<blocks, dim3(T, depthwise_line_threads(T), fused_pairs(T)), fused_shared_bytes(T), stream>>>(
             source, filter, first_out, multiplier, sink, tile_count, first);
         FFTCONV_CHECK_LAUNCH();
     }

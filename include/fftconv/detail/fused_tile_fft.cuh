@@ -217,22 +217,27 @@ struct window_cursor {
     __device__ float load() const { return __ldca(reinterpret_cast<const float*>(at)); }
     __device__ void store(float value) const { __stwb(reinterpret_cast<float*>(at), value); }
     __device__ void next_row() { at += row_step; }
+    __device__ void skip_rows(int rows) { at += std::uintptr_t(rows) * row_step; }
 };
 
 // z = a + i b for the pair's windows (zero outside them; a's into data_a,
-// b's into data_b), times `scale`: thread `lane` loads column `lane` of every
-// row (coalesced across the warp), `chunk` rows at a time, all of a chunk's
-// loads in flight before the first is used (one load per iteration was
-// latency-bound). Returns whether every value this thread loaded was finite.
-template <int T>
+// b's into data_b), times `scale`: thread `lane` loads column `lane` of rows
+// [first, first + Rows) (all of them by default; coalesced across the warp),
+// `chunk` rows at a time, all of a chunk's loads in flight before the first
+// is used (one load per iteration was latency-bound). Returns whether every
+// value this thread loaded was finite.
+template <int T, int Rows = T>
 __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data_a, const tile_window& wa,
-                                          const float* data_b, const tile_window& wb, float scale) {
+                                          const float* data_b, const tile_window& wb, float scale, int first = 0) {
     constexpr int pitch = T + 1, chunk = 16;
+    static_assert(Rows % chunk == 0, "rows are loaded in chunks");
     float poison = 0.0f;  // stays 0 while every value is finite
     const bool column_a = lane >= wa.col_begin && lane < wa.cols, column_b = lane >= wb.col_begin && lane < wb.cols;
     window_cursor at_a(data_a, wa, lane), at_b(data_b, wb, lane);
+    at_a.skip_rows(first);
+    at_b.skip_rows(first);
 #pragma unroll 1
-    for (int base = 0; base < T; base += chunk) {
+    for (int base = first; base < first + Rows; base += chunk) {
         float va[chunk], vb[chunk];
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
@@ -253,10 +258,10 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data
 }
 
 // Both windows of one array.
-template <int T>
+template <int T, int Rows = T>
 __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data, const tile_window& wa,
-                                          const tile_window& wb, float scale) {
-    return load_pair<T>(z, lane, data, wa, data, wb, scale);
+                                          const tile_window& wb, float scale, int first = 0) {
+    return load_pair<T, Rows>(z, lane, data, wa, data, wb, scale, first);
 }
 
 // Row `lane` of z, transformed in place, when lane < rows: rows past both

@@ -1,6 +1,6 @@
 // fftconv/detail/radix3_line_fft.cuh — a complex FFT of T = 3 P points
 // (P = 16 or 32: T = 48 or 96) along one line of a tile in shared memory,
-// done by the thread that owns the line.
+// done by three threads.
 //
 // Why these extents: a depthwise convolution runs one tile pair per kernel
 // (fused_depthwise.cuh), and one tile covers an image when T >= extent +
@@ -9,20 +9,25 @@
 // four or sixteen 64-point tiles; one 96-point tile holds either (1.8x and
 // 7x fewer points). A 28 x 28 image with K = 29 needs 42: 48 points, not 64.
 //
-// Why in shared memory: a power-of-two line of up to 64 points is
-// transformed in one thread's registers (register_fft.cuh), but 96 complex
-// values are 192 registers. Here the line's three interleaved P-point
-// subsequences (elements 3m + r) are transformed one at a time in registers,
-// each written back into the slots it came from, and a radix-3 step combines
-// them:
+// Why in shared memory, by three threads: a power-of-two line of up to 64
+// points is transformed in one thread's registers (register_fft.cuh), but 96
+// complex values are 192 registers. The forward transform (decimation in
+// time) splits a line into its three interleaved P-point subsequences
+// (elements 3m + r): thread r transforms subsequence r in registers and
+// writes X_r[k] back into the slots it came from (slot 3k + r); after a
+// barrier a radix-3 step combines them,
 //   X[k + P s] = sum_r  w_T^(r k) X_r[k]  w_3^(r s),   k < P, s < 3,
-// which reads the three slots of X_0[k], X_1[k], X_2[k] and writes its three
-// outputs into those same slots: X[k + P s] lands in the slot element 3k + s
-// came from. Every transform is in place, touching only its own line, so
-// no barrier is needed inside it; the price is that a transform leaves its
-// outputs in digit-reversed order, f -> 3 (f mod P) + f / P (digit_reversed),
-// composed with whatever order its input was in. The depthwise kernel
-// tracks that order through its passes (placed_at).
+// reading the slots 3k, 3k + 1, 3k + 2 and writing its three outputs into
+// the same slots (X[k + P s] into slot 3k + s), the k split among the three
+// threads. So the output is in digit-reversed order, f -> 3 (f mod P) + f / P
+// (digit_reversed). The inverse runs the adjoint steps in reverse order:
+// the radix-3 step on digit-reversed input (conjugate butterfly, then
+// conjugate twiddles), then the three inverse P-point transforms, leaving
+// natural order. Every step is in place and touches only its own line's
+// slots; three threads a line (not one) because these kernels are latency
+// bound and a 96-point tile pair fills a third of an SM's shared memory:
+// one thread a line gave the SM 9 warps, and ran at a fifth of an
+// instruction per cycle per scheduler (docs/performance.md, v35).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -34,8 +39,8 @@ namespace fftconv::detail {
 // Extents of the form 3 P, P a power of two from 16 on.
 __host__ __device__ constexpr bool is_radix3_extent(int n) { return n % 3 == 0 && n >= 48 && is_power_of_two(n / 3); }
 
-// Where a transform of T = 3P points leaves output f when its input was in
-// natural order: the slot of element 3 (f mod P) + f / P.
+// Where the forward transform leaves output f (natural order in): the slot
+// of element 3 (f mod P) + f / P; the inverse reads its input there.
 template <int T>
 __host__ __device__ constexpr int digit_reversed(int f) {
     constexpr int P = T / 3;
@@ -46,31 +51,6 @@ template <int T>
 __host__ __device__ constexpr int digit_unreversed(int slot) {
     return slot / 3 + T / 3 * (slot % 3);
 }
-
-// The slot of element n of a line after `order` transforms (order 0: natural).
-template <int T>
-__host__ __device__ constexpr int placed_at(int order, int n) {
-    for (int i = 0; i < order; ++i) n = digit_reversed<T>(n);
-    return n;
-}
-// The element a slot holds after `order` transforms.
-template <int T>
-__host__ __device__ constexpr int element_at(int order, int slot) {
-    for (int i = 0; i < order; ++i) slot = digit_unreversed<T>(slot);
-    return slot;
-}
-
-// placed_at(Order, n) for every n, as a table the compiler folds at
-// compile-time indices (like bit_reversed).
-template <int T, int Order>
-struct placement_table {
-    int slot[T];
-    constexpr placement_table() : slot{} {
-        for (int n = 0; n < T; ++n) slot[n] = placed_at<T>(Order, n);
-    }
-};
-template <int T, int Order>
-__device__ constexpr placement_table<T, Order> placement{};
 
 // w_T^(r k) = exp(-+2 pi i r k / T) for r = 1, 2 and k < T / 3, computed in
 // double at compile time and rounded once.
@@ -88,60 +68,66 @@ struct radix3_twiddle_table {
 template <int T, bool Inverse>
 __device__ constexpr radix3_twiddle_table<T, Inverse> radix3_twiddles{};
 
-// Keeps the compiler from moving shared-memory accesses across it. Without
-// it every load of a line was hoisted to the top of its transform (they
-// touch other slots than the stores between them), and the 96-point kernel
-// took 232 registers. The radix-3 step's loads go radix3_batch at a time.
-__device__ __forceinline__ void compiler_fence() { asm volatile("" ::: "memory"); }
-inline constexpr int radix3_batch = 8;
-
 __device__ __forceinline__ float2 complex_times(float2 a, float2 b) {
     return float2{fmaf(a.x, b.x, -a.y * b.y), fmaf(a.x, b.y, a.y * b.x)};
 }
 
-// The line line[slot * stride], slot < T, whose element n sits in slot
-// placed_at(InOrder, n), transformed in place (forward, or unnormalised
-// inverse): output f ends in slot placed_at(InOrder + 1, f).
-template <int T, bool Inverse, int InOrder>
-__device__ __forceinline__ void radix3_line_fft(float2* line, int stride) {
+// Subsequence r of the line line[slot * Stride] (elements 3m + r, m < P),
+// transformed in registers (forward, or unnormalised inverse) and written
+// back into its own slots: X_r[k] into slot 3k + r.
+template <int T, bool Inverse, int Stride>
+__device__ __forceinline__ void radix3_subsequence_fft(float2* line, int r) {
     static_assert(is_radix3_extent(T), "radix-3 lines have 3 P points, P a power of two from 16");
     constexpr int P = T / 3;
-    constexpr auto& at = placement<T, InOrder>;
-    // Subsequences r = 0, 1: X_r[k] back into the slots of elements 3k + r.
-#pragma unroll
-    for (int r = 0; r < 2; ++r) {
-        compiler_fence();
-        float2 v[P];
-#pragma unroll
-        for (int j = 0; j < P; ++j) v[j] = line[at.slot[3 * bit_reversed<P>.index[j] + r] * stride];
-        fft_in_registers<P, Inverse>(v);
-#pragma unroll
-        for (int k = 0; k < P; ++k) line[at.slot[3 * k + r] * stride] = v[k];
-    }
-    // Subsequence 2 stays in registers for the radix-3 step.
-    compiler_fence();
+    float2* at = line + r * Stride;
     float2 v[P];
 #pragma unroll
-    for (int j = 0; j < P; ++j) v[j] = line[at.slot[3 * bit_reversed<P>.index[j] + 2] * stride];
+    for (int j = 0; j < P; ++j) v[j] = at[3 * bit_reversed<P>.index[j] * Stride];
     fft_in_registers<P, Inverse>(v);
-    // w_3 = -1/2 -+ i sqrt(3)/2: X[k + P s] = a + b w_3^s + c w_3^(2s) with
-    // b, c the twiddled X_1[k], X_2[k].
-    constexpr float half_sqrt3 = Inverse ? -0.866025403784438647f : 0.866025403784438647f;
 #pragma unroll
-    for (int k = 0; k < P; ++k) {
-        if (k % radix3_batch == 0) compiler_fence();
-        const float2 a = line[at.slot[3 * k] * stride];
-        const float2 b = k == 0 ? line[at.slot[3 * k + 1] * stride]
-                                : complex_times(line[at.slot[3 * k + 1] * stride], radix3_twiddles<T, Inverse>.w[0][k]);
-        const float2 c = k == 0 ? v[k] : complex_times(v[k], radix3_twiddles<T, Inverse>.w[1][k]);
+    for (int k = 0; k < P; ++k) at[3 * k * Stride] = v[k];
+}
+
+// The radix-3 step for k in [k_begin, k_end) of the line line[slot * Stride]:
+// forward, the subsequences' X_r[k] (slots 3k + r) -> X[k + P s] (slots
+// 3k + s); inverse, its adjoint (conjugate butterfly, then conjugate
+// twiddles: unnormalised). w_3 = -1/2 -+ i sqrt(3)/2 and
+// X[k + P s] = a + b w_3^s + c w_3^(2s) for a, b, c the twiddled X_r[k].
+template <int T, bool Inverse, int Stride>
+__device__ __forceinline__ void radix3_step(float2* line, int k_begin, int k_end) {
+    constexpr float half_sqrt3 = Inverse ? -0.866025403784438647f : 0.866025403784438647f;
+    float2* at = line + 3 * k_begin * Stride;
+#pragma unroll 2
+    for (int k = k_begin; k < k_end; ++k, at += 3 * Stride) {
+        float2 a = at[0], b = at[Stride], c = at[2 * Stride];
+        if (!Inverse) {
+            b = complex_times(b, radix3_twiddles<T, Inverse>.w[0][k]);
+            c = complex_times(c, radix3_twiddles<T, Inverse>.w[1][k]);
+        }
         const float2 sum = b + c, difference = b - c;
         const float2 middle{fmaf(-0.5f, sum.x, a.x), fmaf(-0.5f, sum.y, a.y)};
         // -i sqrt(3)/2 (b - c) forward, +i sqrt(3)/2 (b - c) inverse
         const float2 turn{half_sqrt3 * difference.y, -half_sqrt3 * difference.x};
-        line[at.slot[3 * k] * stride] = a + sum;
-        line[at.slot[3 * k + 1] * stride] = middle + turn;
-        line[at.slot[3 * k + 2] * stride] = middle - turn;
+        a = a + sum;
+        b = middle + turn;
+        c = middle - turn;
+        if (Inverse) {
+            b = complex_times(b, radix3_twiddles<T, Inverse>.w[0][k]);
+            c = complex_times(c, radix3_twiddles<T, Inverse>.w[1][k]);
+        }
+        at[0] = a;
+        at[Stride] = b;
+        at[2 * Stride] = c;
     }
+}
+
+// The radix-3 steps' share of thread `part` (of three) of a line: k in
+// [first, last).
+template <int T>
+__device__ __forceinline__ void radix3_share(int part, int& first, int& last) {
+    constexpr int P = T / 3, share = (P + 2) / 3;
+    first = part * share;
+    last = min(P, first + share);
 }
 
 }  // namespace fftconv::detail
