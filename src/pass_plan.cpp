@@ -29,7 +29,7 @@ std::size_t pass_workspace(engine& e, const problem& p, int tile_extent, const p
                            bool holds_filter) {
     const workspace_layout full = make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter);
     const std::size_t bytes = workspace_bytes(e, full);
-    if (full.geometry.fused()) return bytes;
+    if (full.geometry.fused() || full.one_kernel) return bytes;  // no cuFFT work area
     // The last pass along an axis can be smaller: its plans differ.
     const problem last = pass_problem(p, tile_extent, shape, (p.batch - 1) / shape.batch * shape.batch,
                                       (tile_rows_of(p, tile_extent) - 1) / shape.tile_rows * shape.tile_rows,
@@ -96,13 +96,11 @@ pass_plan plan_passes(engine& e, const problem& p, int tile_extent, bool holds_f
 pass_plan prepare(engine& e, const problem& p, int tile_extent, bool holds_filter) {
     const pass_plan plan = plan_passes(e, p, tile_extent, holds_filter);
     (void)e.workspace(plan.workspace);
-    if (!has_fused_fft(tile_extent))
+    if (!has_fused_fft(tile_extent) && !plan.layout.one_kernel)
         for_each_pass(p, tile_extent, plan.shape, [&](const problem& q, auto...) {
             const workspace_layout t = make_layout(q, tile_extent, holds_filter);
-            if (!t.one_kernel) {
-                (void)e.cufft_plan(input_plan_key(t));
-                (void)e.cufft_plan(output_plan_key(t));
-            }
+            (void)e.cufft_plan(input_plan_key(t));
+            (void)e.cufft_plan(output_plan_key(t));
             if (holds_filter) (void)e.cufft_plan(filter_plan_key(t));
         });
     return plan;

@@ -24,9 +24,10 @@
 // T = 16 (64 x 1024 x 7^2, K = 13: 32768 pairs in 58 us), 1.45 at T = 32
 // (64 x 512 x 14^2, K = 27: 16384 pairs in 121 us), 1.1 at T = 64
 // (64 x 128 x 56^2, K = 31: 16384 pairs in 439 us); 48 and 96 (radix 3,
-// lines transformed in shared memory, filter spectrum by cuFFT: two more
-// launches) are predictions until measured: 1.4 and 1.0 ps. The dispatch
-// weighs this against the direct depthwise kernel (src/direct_depthwise.cu).
+// lines transformed in shared memory by three threads each) 2.0 ps (64 x
+// 256 x 28^2, K = 29: 8192 pairs in 204 us) and 1.6 ps (64 x 128 x 56^2,
+// K = 31: 4096 pairs in 0.39 ms) at 93b6e3c. The dispatch weighs this
+// against the direct depthwise kernel (src/direct_depthwise.cu).
 // Each path adds launch_seconds per kernel it launches (small problems are
 // all launch).
 #include <algorithm>
@@ -49,9 +50,9 @@ constexpr double fused_pair_seconds_per_point(int tile_extent) {  // per T^2 log
     switch (tile_extent) {
         case 16: return 1.75e-12;
         case 32: return 1.45e-12;
-        case 48: return 1.4e-12;
+        case 48: return 2.0e-12;
         case 64: return 1.1e-12;
-        default: return 1.0e-12;  // 96
+        default: return 1.6e-12;  // 96
     }
 }
 constexpr double launch_seconds = 3e-6;
@@ -89,9 +90,9 @@ double detail::estimated_seconds(const problem& p, int tile_extent) {
     const double io_bytes =
         4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
     if (t.one_kernel) {
-        // Filter transform (cuFFT's: padding, transform, transpose), then one kernel per tile pair (see the top).
-        const double pairs = double(t.output_transforms) / 2.0, launches = t.geometry.fused() ? 2.0 : 4.0;
-        return launches * launch_seconds +
+        // Filter transform, its channel-major copy, then one kernel per tile pair (see the top).
+        const double pairs = double(t.output_transforms) / 2.0;
+        return 3.0 * launch_seconds +
                pairs * tile * std::log2(double(tile_extent)) * fused_pair_seconds_per_point(tile_extent);
     }
     if (t.geometry.fused())

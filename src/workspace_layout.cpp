@@ -25,11 +25,9 @@ fft_plan_key output_plan_key(const workspace_layout& t) {
 }
 
 std::size_t workspace_bytes(engine& e, const workspace_layout& t) {
-    if (t.geometry.fused()) return t.fft_work_offset();
-    // One kernel from the image to y transforms only the filters with cuFFT.
-    std::size_t fft_work = t.one_kernel ? 0
-                                        : std::max(e.cufft_plan(input_plan_key(t)).work_bytes,
-                                                   e.cufft_plan(output_plan_key(t)).work_bytes);
+    if (t.geometry.fused() || t.one_kernel) return t.fft_work_offset();  // no cuFFT
+    std::size_t fft_work = std::max(e.cufft_plan(input_plan_key(t)).work_bytes,
+                                    e.cufft_plan(output_plan_key(t)).work_bytes);
     if (t.holds_filter) fft_work = std::max(fft_work, e.cufft_plan(filter_plan_key(t)).work_bytes);
     return t.fft_work_offset() + align_up(fft_work);
 }

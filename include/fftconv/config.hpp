@@ -53,7 +53,7 @@ FFTCONV_HOST_DEVICE constexpr bool has_fused_fft(int tile_extent) { return fused
 // Tile extents where a depthwise convolution runs one kernel per tile pair,
 // image to y (detail/fused_depthwise.cuh): the fused ones, and 48 and 96,
 // whose lines are transformed in shared memory by radix 3 over register FFTs
-// of 16 and 32 points (their filter spectra come from cuFFT).
+// of 16 and 32 points (their filter spectra come from a direct DFT).
 using fused_depthwise_extents = extent_list<16, 32, 48, 64, 96>;
 
 FFTCONV_HOST_DEVICE constexpr bool has_fused_depthwise(int tile_extent) {

@@ -15,7 +15,7 @@
 // Tile extents: the power-of-two ones transform a line in one thread's
 // registers between transposing passes (fused_tile_fft.cuh); 48 and 96
 // transform it in place in shared memory (radix3_line_fft.cuh), their
-// filter spectrum made by cuFFT in double.
+// filter spectrum made by a direct DFT in double (filter_dft.cuh).
 #pragma once
 
 #include <algorithm>
@@ -29,7 +29,8 @@
 namespace fftconv::detail {
 
 // The filter spectrum's element type at tile extent T: float2 where a fused
-// transform made it, double2 where cuFFT did (tile_geometry::double_intermediates).
+// transform made it, double2 where the direct DFT did
+// (tile_geometry::double_intermediates).
 template <int T>
 using depthwise_filter_t = std::conditional_t<has_fused_fft(T), float2, double2>;
 
@@ -92,6 +93,12 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const Com
 // real part to n, the imaginary part to n + 1), or one of them alone from
 // the real part.
 enum class pair_part { both, first_alone, second_alone };
+
+// Threads a line: one on the power-of-two extents, three on the radix-3
+// ones (radix3_line_fft.cuh); a block is T x depthwise_line_threads x pairs.
+__host__ __device__ constexpr int depthwise_line_threads(int tile_extent) {
+    return is_power_of_two(tile_extent) ? 1 : 3;
+}
 
 // The outputs of a pair that `part` selects: both tiles, or the real part
 // alone into the first or the second.
@@ -182,7 +189,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, i
                                                tile_window in_imag, const Complex* w,
                                                const output_tiles<Geometry>& sink, std::int64_t n,
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
-    constexpr int line_rows = is_power_of_two(T) ? T : T / 3;  // rows each thread loads and stores
+    constexpr int line_threads = depthwise_line_threads(T), line_rows = T / line_threads;  // rows a thread loads, stores
     const bool finite = load_pair<T, line_rows>(z, lane, x, in_real, in_imag, 1.0f, share * line_rows);
     if (check_finite) {
         if (!__syncthreads_and(finite)) return false;
@@ -212,17 +219,21 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, i
     } else {
         constexpr int pitch = T + 1;
         int k_first, k_last;
-        radix3_share<T>(share, k_first, k_last);
+        radix3_share<T, line_threads>(share, k_first, k_last);
         float2* row = z + lane * pitch;  // row `lane`
         float2* column = z + lane;       // column `lane`
         // Forward (digit-reversed order out): the rows that hold input, then
         // every column, times conj(W).
         const bool input_row = lane >= first_row && lane < rows;
-        if (input_row) radix3_subsequence_fft<T, false, 1>(row, share);
+        if (input_row)
+#pragma unroll 1
+    #pragma unroll 1
+        for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, 1>(row, r);
         __syncthreads();
         if (input_row) radix3_step<T, false, 1>(row, k_first, k_last);
         __syncthreads();
-        radix3_subsequence_fft<T, false, pitch>(column, share);
+#pragma unroll 1
+        for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, pitch>(column, r);
         __syncthreads();
         radix3_step<T, false, pitch>(column, k_first, k_last);
         radix3_times_conj_filter<T>(z, lane, w, k_first, k_last);
@@ -230,12 +241,16 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, i
         // Inverse (natural order out): every row, then the columns that hold outputs.
         radix3_step<T, true, 1>(row, k_first, k_last);
         __syncthreads();
-        radix3_subsequence_fft<T, true, 1>(row, share);
+#pragma unroll 1
+        for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, true, 1>(row, r);
         __syncthreads();
         const bool output_column = lane < sink.outputs.wide;
         if (output_column) radix3_step<T, true, pitch>(column, k_first, k_last);
         __syncthreads();
-        if (output_column) radix3_subsequence_fft<T, true, pitch>(column, share);
+        if (output_column)
+#pragma unroll 1
+    #pragma unroll 1
+        for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, true, pitch>(column, r);
         __syncthreads();
         store_output_rows<T>(z, lane, sink.y, selected_outputs(sink, n, tile_count, part), share * line_rows,
                              line_rows);
@@ -243,9 +258,6 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, i
     return true;
 }
 
-// Threads a line: one on the power-of-two extents, three on the radix-3
-// ones (radix3_line_fft.cuh); a block is T x depthwise_line_threads x pairs.
-__host__ __device__ constexpr int depthwise_line_threads(int tile_extent) { return is_power_of_two(tile_extent) ? 1 : 3; }
 __host__ __device__ constexpr int depthwise_threads(int tile_extent) {
     return fused_threads(tile_extent) * depthwise_line_threads(tile_extent);
 }

@@ -121,11 +121,11 @@ __device__ __forceinline__ void radix3_step(float2* line, int k_begin, int k_end
     }
 }
 
-// The radix-3 steps' share of thread `part` (of three) of a line: k in
+// The radix-3 steps' share of thread `part` (of Threads) of a line: k in
 // [first, last).
-template <int T>
+template <int T, int Threads>
 __device__ __forceinline__ void radix3_share(int part, int& first, int& last) {
-    constexpr int P = T / 3, share = (P + 2) / 3;
+    constexpr int P = T / 3, share = (P + Threads - 1) / Threads;
     first = part * share;
     last = min(P, first + share);
 }

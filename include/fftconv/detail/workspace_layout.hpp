@@ -161,12 +161,11 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.input_transforms = p.in_channels * t.gemm_rows;
     t.filter_transforms = p.group_in_channels() * p.out_channels;  // each output channel's group
     t.output_transforms = p.out_channels * t.gemm_rows;
-    // Real tiles (cuFFT): the filters' and, unless one kernel goes from the
-    // image to y, the input's and the output's.
-    const std::int64_t filter_tiles = holds_filter ? t.filter_transforms : 0;
     const std::int64_t real_tiles =
-        t.one_kernel ? filter_tiles : std::max({t.input_transforms, t.output_transforms, filter_tiles});
-    t.real_elements = g.fused() ? 0 : real_tiles * g.tile_elements();
+        std::max({t.input_transforms, t.output_transforms, holds_filter ? t.filter_transforms : 0});
+    // Real tiles: cuFFT's (one kernel from the image to y needs none: its
+    // filters are transformed directly, filter_dft.cuh).
+    t.real_elements = g.fused() || t.one_kernel ? 0 : real_tiles * g.tile_elements();
     t.input_bin_stride = bin_stride(t.input_transforms, g);
     t.filter_bin_stride = bin_stride(t.filter_transforms, g);
     t.output_bin_stride = bin_stride(t.output_transforms, g);
