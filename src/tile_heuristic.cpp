@@ -24,9 +24,9 @@
 // T = 16 (64 x 1024 x 7^2, K = 13: 32768 pairs in 58 us), 1.45 at T = 32
 // (64 x 512 x 14^2, K = 27: 16384 pairs in 121 us), 1.1 at T = 64
 // (64 x 128 x 56^2, K = 31: 16384 pairs in 439 us); 48 and 96 (radix 3,
-// lines transformed in shared memory by three threads each) 2.0 ps (64 x
-// 256 x 28^2, K = 29: 8192 pairs in 204 us) and 1.6 ps (64 x 128 x 56^2,
-// K = 31: 4096 pairs in 0.39 ms) at 93b6e3c. The dispatch weighs this
+// lines transformed in shared memory) 1.75 ps (64 x 256 x 28^2, K = 29:
+// 8192 pairs in 184 us) and 1.6 ps (64 x 128 x 56^2, K = 31: 4096 pairs in
+// 0.39 ms) at f855698. The dispatch weighs this
 // against the direct depthwise kernel (src/direct_depthwise.cu).
 // Each path adds launch_seconds per kernel it launches (small problems are
 // all launch).
@@ -50,7 +50,7 @@ constexpr double fused_pair_seconds_per_point(int tile_extent) {  // per T^2 log
     switch (tile_extent) {
         case 16: return 1.75e-12;
         case 32: return 1.45e-12;
-        case 48: return 2.0e-12;
+        case 48: return 1.75e-12;
         case 64: return 1.1e-12;
         default: return 1.6e-12;  // 96
     }

@@ -94,11 +94,12 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const Com
 // the real part.
 enum class pair_part { both, first_alone, second_alone };
 
-// Threads a line: one on the power-of-two extents, three on the radix-3
-// ones (radix3_line_fft.cuh); a block is T x depthwise_line_threads x pairs.
-__host__ __device__ constexpr int depthwise_line_threads(int tile_extent) {
-    return is_power_of_two(tile_extent) ? 1 : 3;
-}
+// Threads a line: three at T = 96 (radix3_line_fft.cuh: one gave an SM 9
+// warps and ran 56^2 K = 31 in 0.72 ms, three 0.39), one elsewhere (at
+// T = 48 three ran 28^2 K = 29 in 0.197 ms, one in 0.184: six blocks of
+// 96 threads an SM, fewer barriers; docs/performance.md, v35). A block is
+// T x depthwise_line_threads x pairs threads.
+__host__ __device__ constexpr int depthwise_line_threads(int tile_extent) { return tile_extent == 96 ? 3 : 1; }
 
 // The outputs of a pair that `part` selects: both tiles, or the real part
 // alone into the first or the second.
@@ -268,12 +269,13 @@ __host__ __device__ constexpr int depthwise_threads(int tile_extent) {
 // faster despite 84-132 bytes of spill. At T = 16 the kernel with a rare
 // path (spanning pairs) takes 80 registers: 6 blocks ran 7% faster than 8
 // blocks capped at 64 registers, where the cap spilled 200 bytes
-// (docs/performance.md, v27). The radix-3 extents: blocks of 288 threads,
-// 2 (T = 96: 112 registers) or 3 (T = 48: 72).
+// (docs/performance.md, v27). The radix-3 extents: 2 blocks of 288 threads
+// at T = 96 (96 registers; 3 blocks at 72 spilled 100 bytes and ran the
+// same), 6 of 96 at T = 48 (as many as shared memory allows).
 constexpr int depthwise_min_blocks(int tile_extent) {
     switch (tile_extent) {
         case 16: return 6;
-        case 48: return 3;
+        case 48: return 6;
         case 64: return 3;
         case 96: return 2;
         default: return 0;
