@@ -200,7 +200,7 @@ bench::shape_result run_gradient_shape(const bench::run_shape& s, const options&
 
 std::string config_label(const tile_config& c) {
     std::ostringstream s;  // not "K" + std::to_string(...): GCC 12 warns falsely (-Wrestrict, PR 105329)
-    s << "K" << c.kernel_extent << " C" << c.channels << " T" << c.tile_extent;
+    s << "K" << c.kernel_extent << " C" << c.channels << " T" << c.tile_extent << (c.depthwise ? " dw" : "");
     return s.str();
 }
 

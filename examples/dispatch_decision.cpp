@@ -15,9 +15,9 @@ int main() {
                     s.channels, s.batch, fftconv::to_string(d.path), d.geometry.tile_extent(),
                     d.geometry.out_tile_height());
     }
-    std::printf("%zu compiled configurations (kernel_extent, channels, tile_extent):\n",
+    std::printf("%zu compiled configurations (kernel_extent, channels, tile_extent, depthwise):\n",
                 fftconv::compiled_configs().size());
     for (const auto& c : fftconv::compiled_configs())
-        std::printf("  {%d, %d, %d}\n", c.kernel_extent, c.channels, c.tile_extent);
+        std::printf("  {%d, %d, %d, %s}\n", c.kernel_extent, c.channels, c.tile_extent, c.depthwise ? "true" : "false");
     return 0;
 }

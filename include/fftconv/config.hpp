@@ -2,8 +2,9 @@
 // that define an overlap-save convolution, each a compile-time constant or a
 // runtime value.
 //
-// A tile_config names the three numbers a compiled configuration fixes: the
-// kernel extent K, the channel count C (in = out) and the FFT tile extent T.
+// A tile_config names what a compiled configuration fixes: the kernel
+// extent K, the channel count C (in = out), the FFT tile extent T, and
+// whether it is dense (groups 1) or depthwise (groups C).
 // tile_geometry<K, C, T> holds them, each either static (a template argument,
 // folded into every kernel that reads it) or dynamic_extent (a runtime value
 // stored in the object), and derives everything else from them once: the
@@ -28,9 +29,10 @@ namespace fftconv {
 
 // Structural, so it can be a non-type template parameter: conv2d<tile_config{16, 128, 48}>.
 struct tile_config {
-    int kernel_extent;  // K: the filter is K x K
-    int channels;       // input channels = output channels
-    int tile_extent;    // T: each FFT tile is T x T
+    int kernel_extent;       // K: the filter is K x K
+    int channels;            // input channels = output channels
+    int tile_extent;         // T: each FFT tile is T x T
+    bool depthwise = false;  // groups = channels (one input channel per output channel), else groups 1
 
     friend constexpr bool operator==(const tile_config&, const tile_config&) = default;
 };

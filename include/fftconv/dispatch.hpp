@@ -1,11 +1,12 @@
 // fftconv/dispatch.hpp — which code path a problem takes. Host-only, needs no GPU.
 //
 // The library is built with a table of compiled configurations (Meson option
-// `configs`, e.g. -Dconfigs=8:64:32,16:128:64 as kernel:channels:tile). Each
-// is the pipeline instantiated for geometry_of<Cfg>: its kernels see K, C and
-// T as constants. A problem whose kernel extent equals an entry's and whose in
-// and out channels both equal the entry's channels runs that entry (the first
-// such, in table order). A context can add configurations of your own
+// `configs`, e.g. -Dconfigs=8:64:32,31:128:96:dw as kernel:channels:tile, dw
+// for depthwise). Each is the pipeline instantiated for geometry_of<Cfg>: its
+// kernels see K, C and T as constants. A problem whose kernel extent equals
+// an entry's, whose in and out channels both equal the entry's channels and
+// whose groups are 1 (or, for a depthwise entry, the channels) runs that
+// entry (the first such, in table order). A context can add configurations of your own
 // (context::add_specialization, fftconv/specialize.cuh); those are looked up
 // first. Every other valid problem runs the generic path: the same algorithm
 // with runtime geometry and the tile extent choose_tile_extent() picks —
@@ -50,10 +51,11 @@ std::span<const tile_config> compiled_configs() noexcept;
 
 // A problem fits a configuration when its kernel is K x K with the
 // configuration's K, both channel counts equal the configuration's channels
-// and it has no groups (padding and bias are the call's, whatever the entry).
+// and its groups are 1, or (a depthwise configuration) the channels
+// (padding and bias are the call's, whatever the entry).
 constexpr bool matches(const tile_config& c, const problem& p) {
-    return p.kernel == extent2d{c.kernel_extent} && p.groups == 1 && p.in_channels == c.channels &&
-           p.out_channels == c.channels;
+    return p.kernel == extent2d{c.kernel_extent} && p.groups == (c.depthwise ? c.channels : 1) &&
+           p.in_channels == c.channels && p.out_channels == c.channels;
 }
 
 // Validates `p`, then picks its path among the compiled configurations, the

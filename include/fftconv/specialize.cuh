@@ -33,7 +33,7 @@ namespace detail {
 template <tile_config Cfg>
 void run_specialized(engine& e, const problem& p, const float* x, const filter_input& filter, const float* bias,
                      float* y) {
-    run_pipeline(e, p, geometry_of<Cfg>{}, x, filter, bias, y);
+    run_pipeline<Cfg.depthwise>(e, p, geometry_of<Cfg>{}, x, filter, bias, y);
 }
 
 template <tile_config Cfg>
@@ -44,7 +44,17 @@ void transform_specialized(engine& e, const problem& p, const float* w, void* sp
 template <tile_config Cfg>
 std::vector<const void*> specialized_kernels() {
     using G = geometry_of<Cfg>;
-    if constexpr (has_fused_fft(Cfg.tile_extent))
+    if constexpr (Cfg.depthwise && has_fused_depthwise(Cfg.tile_extent)) {
+        // The filter transform and the one kernel per tile pair (its variant
+        // for pairs that span samples, and the other).
+        const void* filter = nullptr;
+        if constexpr (has_fused_fft(Cfg.tile_extent))
+            filter = reinterpret_cast<const void*>(forward_tiles<G, filter_tiles<G>>);
+        else
+            filter = reinterpret_cast<const void*>(filter_dft<G>);
+        return {filter, reinterpret_cast<const void*>(depthwise_tiles<G, false>),
+                reinterpret_cast<const void*>(depthwise_tiles<G, true>)};
+    } else if constexpr (has_fused_fft(Cfg.tile_extent))
         return {reinterpret_cast<const void*>(forward_tiles<G, image_tiles<G>>),
                 reinterpret_cast<const void*>(forward_tiles<G, filter_tiles<G>>),
                 reinterpret_cast<const void*>(inverse_tiles<G>),
@@ -67,8 +77,9 @@ specialization specialize() {
 
 // y = conv2d(x, w) with Cfg, whatever the context's dispatch would pick. The
 // problem must match Cfg (fftconv/dispatch.hpp, matches): a square kernel of
-// Cfg.kernel_extent, both channel counts Cfg.channels, groups 1 (padding is
-// the call's); anything else throws invalid_argument.
+// Cfg.kernel_extent, both channel counts Cfg.channels, groups 1 (or, for a
+// depthwise Cfg, Cfg.channels; padding is the call's); anything else throws
+// invalid_argument.
 template <tile_config Cfg>
 void conv2d(context& ctx, const problem& p, const float* x, const float* w, float* y) {
     validate(p);
@@ -77,7 +88,9 @@ void conv2d(context& ctx, const problem& p, const float* x, const float* w, floa
                               " does not fit the configuration kernel_extent=" +
                               std::to_string(Cfg.kernel_extent) + " channels=" +
                               std::to_string(Cfg.channels) +
-                              " (it takes square kernels of that extent, both channel counts equal to it, groups 1)");
+                              (Cfg.depthwise ? " depthwise" : "") +
+                              " (it takes square kernels of that extent, both channel counts equal to it, groups " +
+                              (Cfg.depthwise ? "equal to it)" : "1)"));
     if (w == nullptr) detail::throw_invalid("fftconv: w is a null pointer");
     detail::check_operands(ctx.engine(), p, x, w, nullptr, y);
     detail::run_specialized<Cfg>(ctx.engine(), p, x, detail::filter_input{w, {}}, nullptr, y);

@@ -310,9 +310,9 @@ PYBIND11_MODULE(_native, m) {
     m.def("compiled_configs", [] {
         py::list configs;
         for (const tile_config& c : compiled_configs())
-            configs.append(py::make_tuple(c.kernel_extent, c.channels, c.tile_extent));
+            configs.append(py::make_tuple(c.kernel_extent, c.channels, c.tile_extent, c.depthwise));
         return configs;
-    }, "The compiled configurations (kernel_extent, channels, tile_extent), in table order.");
+    }, "The compiled configurations (kernel_extent, channels, tile_extent, depthwise), in table order.");
     m.def("device_count", &device_count, "Visible CUDA devices (0 when none can be used).");
     m.def("require_device", &require_device, py::arg("device"),
           "Raises CudaError saying why when `device` cannot be used.");

@@ -20,7 +20,8 @@ def test_import_and_version():
 
 
 def test_plan_takes_a_compiled_configuration_when_the_problem_matches_it():
-    kernel_extent, channels, tile_extent = fftconv.compiled_configs()[0]
+    kernel_extent, channels, tile_extent, depthwise = fftconv.compiled_configs()[0]
+    assert not depthwise
     plan = fftconv.plan((2, channels, 4 * tile_extent, 4 * tile_extent),
                         (channels, channels, kernel_extent, kernel_extent))
     assert plan.path == "compiled"
@@ -31,7 +32,7 @@ def test_plan_takes_a_compiled_configuration_when_the_problem_matches_it():
 
 
 def test_plan_takes_the_generic_path_for_other_problems():
-    configured_channels = {channels for _, channels, _ in fftconv.compiled_configs()}
+    configured_channels = {channels for _, channels, _, _ in fftconv.compiled_configs()}
     in_channels = 3
     assert in_channels not in configured_channels
     plan = fftconv.plan(fftconv.Problem(batch=1, in_channels=in_channels, out_channels=5,
@@ -417,7 +418,8 @@ def test_problem_for_refuses_arguments_of_the_wrong_type(options, message):
 
 
 def test_plan_takes_padding_and_groups():
-    kernel_extent, channels, tile_extent = fftconv.compiled_configs()[0]
+    kernel_extent, channels, tile_extent, depthwise = fftconv.compiled_configs()[0]
+    assert not depthwise
     x_shape = (2, channels, 4 * tile_extent, 4 * tile_extent)
     w_shape = (channels, channels, kernel_extent, kernel_extent)
     # Padding is the call's: a compiled configuration still matches.

@@ -36,7 +36,7 @@ int count_hermitian_columns(int t) {
 template <tile_config Cfg>
 void check_compiled_geometry() {
     using geo = geometry_of<Cfg>;
-    static_assert(geo::compiled && geo::static_extents == Cfg);
+    static_assert(geo::compiled && geo::static_extents == tile_config{Cfg.kernel_extent, Cfg.channels, Cfg.tile_extent});
     constexpr geo g{};
     constexpr int out_tile = g.out_tile_height();     // constant expressions
     static_assert(g.out_tile_width() == out_tile);    // a compiled kernel is square
@@ -89,13 +89,16 @@ TEST_CASE("every listed configuration is reachable: a problem of its shape dispa
     for (std::size_t i = 0; i < configs.size(); ++i) {
         const tile_config c = configs[i];
         CAPTURE(i);
-        const problem p{1, c.channels, c.channels, c.kernel_extent + 7, c.kernel_extent + 9, c.kernel_extent};
+        const problem p{.batch = 1, .in_channels = c.channels, .out_channels = c.channels,
+                        .height = c.kernel_extent + 7, .width = c.kernel_extent + 9, .kernel = c.kernel_extent,
+                        .groups = c.depthwise ? c.channels : 1};
         const dispatch_decision d = choose_dispatch(p);
         CHECK(d.path == path_kind::compiled);
         CHECK(d.geometry == tile_geometry<>(c.kernel_extent, c.kernel_extent, c.channels, c.channels, c.tile_extent));
         // No earlier entry shadows it.
         for (std::size_t j = 0; j < i; ++j)
-            CHECK_FALSE((configs[j].kernel_extent == c.kernel_extent && configs[j].channels == c.channels));
+            CHECK_FALSE((configs[j].kernel_extent == c.kernel_extent && configs[j].channels == c.channels &&
+                         configs[j].depthwise == c.depthwise));
     }
 }
 

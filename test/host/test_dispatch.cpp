@@ -51,9 +51,57 @@ TEST_CASE("every benchmark leaderboard shape lands on its compiled entry") {
     }
 }
 
+TEST_CASE("the depthwise suite's FFT shapes land on compiled depthwise entries with the sweep's tile extents") {
+    // The default table's depthwise entries: the tile extents the H200 sweep
+    // chose (docs/performance.md, v35), one per (K, C) of the suite; 14^2
+    // K27 and 7^2 K13 take the direct path, which no tile extent beats.
+    struct suite_shape {
+        std::int64_t batch, channels, size, kernel;
+        int tile;  // 0: the direct path
+    };
+    for (const suite_shape& s : {suite_shape{64, 128, 56, 31, 96}, suite_shape{64, 256, 28, 29, 48},
+                                 suite_shape{64, 512, 14, 27, 0}, suite_shape{64, 1024, 7, 13, 0},
+                                 suite_shape{32, 128, 56, 51, 96}, suite_shape{32, 256, 28, 49, 64},
+                                 suite_shape{8, 64, 256, 31, 96}}) {
+        const problem p{.batch = s.batch, .in_channels = s.channels, .out_channels = s.channels, .height = s.size,
+                        .width = s.size, .kernel = s.kernel, .padding = s.kernel / 2, .groups = s.channels};
+        CAPTURE(to_string(p));
+        const dispatch_decision d = choose_dispatch(p);
+        if (!FFTCONV_DEFAULT_CONFIGS) continue;
+        if (s.tile == 0) {
+            CHECK(first_fit(p) == nullptr);
+            CHECK(d.path == path_kind::direct);
+        } else {
+            REQUIRE(first_fit(p) != nullptr);
+            CHECK(first_fit(p)->depthwise);
+            CHECK(d.path == path_kind::compiled);
+            CHECK(d.geometry.tile_extent() == s.tile);
+            CHECK(choose_tile_extent(p) == s.tile);  // the generic path's model agrees with the sweep
+        }
+    }
+    // A depthwise entry takes depthwise problems of its (K, C) only; a dense
+    // entry dense ones only.
+    const tile_config dw{31, 128, 96, true};
+    const problem depthwise{.batch = 2, .in_channels = 128, .out_channels = 128, .height = 40, .width = 40,
+                            .kernel = 31, .padding = 15, .groups = 128};
+    problem dense = depthwise, grouped = depthwise, multiplied = depthwise;
+    dense.groups = 1;
+    grouped.groups = 64;
+    multiplied.in_channels = 64;
+    multiplied.groups = 64;  // channel multiplier 2
+    CHECK(matches(dw, depthwise));
+    CHECK_FALSE(matches(dw, dense));
+    CHECK_FALSE(matches(dw, grouped));
+    CHECK_FALSE(matches(dw, multiplied));
+    CHECK_FALSE(matches(tile_config{31, 128, 96}, depthwise));
+    CHECK(matches(tile_config{31, 128, 96}, dense));
+}
+
 TEST_CASE("a compiled entry serves every image size and batch with its K and channels") {
     for (const tile_config& c : compiled_configs()) {
-        const problem p{7, c.channels, c.channels, c.kernel_extent + 25, c.kernel_extent + 492, c.kernel_extent};
+        const problem p{.batch = 7, .in_channels = c.channels, .out_channels = c.channels,
+                        .height = c.kernel_extent + 25, .width = c.kernel_extent + 492, .kernel = c.kernel_extent,
+                        .groups = c.depthwise ? c.channels : 1};
         const dispatch_decision d = choose_dispatch(p);
         CHECK(d.path == path_kind::compiled);
         CHECK(d.geometry.tile_extent() == first_fit(p)->tile_extent);
@@ -162,8 +210,8 @@ TEST_CASE("small depthwise problems take the direct path; large ones, dense ones
         CHECK(choose_dispatch(p).path == path_kind::direct);
         CHECK(detail::direct_kernel_for(p) == detail::direct_kernel::narrow);
     }
-    CHECK(choose_dispatch(depthwise(64, 256, 28, 29)).path == path_kind::generic);  // 28 wide, K = 29
-    CHECK(choose_dispatch(depthwise(64, 128, 56, 31)).path == path_kind::generic);  // 961 products an output
+    CHECK(choose_dispatch(depthwise(64, 256, 28, 29)).path != path_kind::direct);  // 28 wide, K = 29
+    CHECK(choose_dispatch(depthwise(64, 128, 56, 31)).path != path_kind::direct);  // 961 products an output
     // The radix-3 tiles where one covers the padded image and no power of
     // two does tightly: 28 + 14 <= 48 (not 64); 56 + 15 and 56 + 25 <= 96 (not
     // 4 or 16 tiles of 64); 256 + 15: 16 tiles of 96, not 64 of 64.
