@@ -6,16 +6,19 @@ configurations it adds itself.
 
     check_extern_instantiations.py PROGRAM OWN_CONFIG -- LIBRARY_CONFIG...
 
-Configurations are K:C:T. OWN_CONFIG is one the program instantiates on
-purpose: it must be found defined (so the check can fail).
+Configurations are K:C:T, or K:C:T:dw for depthwise. OWN_CONFIG is one the
+program instantiates on purpose: it must be found defined (so the check can
+fail).
 """
 import subprocess
 import sys
 
 
 def symbol(config):
-    k, c, t = config.split(":")
-    return f"run_specialized<fftconv::tile_config{{{k}, {c}, {t}}}>"
+    k, c, t, *kind = config.split(":")
+    # nm -C leaves out the depthwise member where it has its default (false)
+    depthwise = ", true" if kind == ["dw"] else ""
+    return f"run_specialized<fftconv::tile_config{{{k}, {c}, {t}{depthwise}}}>"
 
 
 def main():

@@ -233,7 +233,7 @@ TEST_CASE("a compiled configuration takes padding and bias at run time") {
         CAPTURE(c.kernel_extent);
         CAPTURE(c.channels);
         const problem p = make(2, c.channels, c.channels, 2 * c.tile_extent + 3, c.tile_extent + 10, c.kernel_extent,
-                               same_padding(c.kernel_extent), 1);
+                               same_padding(c.kernel_extent), c.depthwise ? c.channels : 1);
         REQUIRE(ctx.plan(p).path == path_kind::compiled);
         check_both_kinds(ctx, p, true, false, 77 + std::uint64_t(c.tile_extent));
     }

@@ -40,6 +40,7 @@ TEST_CASE("each compiled configuration launches its own kernels, never the gener
         CAPTURE(c.kernel_extent);
         CAPTURE(c.channels);
         CAPTURE(c.tile_extent);
+        if (c.depthwise) continue;  // the next test case
         // 3 x 3 tiles per image, batch 4: 40 GEMM rows, so the tensor-core
         // GEMM (instantiated for the entry's channel count) runs too.
         const int out_tile = c.tile_extent - c.kernel_extent + 1;
@@ -61,6 +62,45 @@ TEST_CASE("each compiled configuration launches its own kernels, never the gener
         for (const void* k : generic) CHECK_FALSE(contains(own, k));
         // Every kernel of the entry ran (filters, image, inverse, and the GEMM).
         for (const void* k : own) CHECK(contains(compiled, k));
+    }
+}
+
+TEST_CASE("each compiled depthwise configuration runs its own filter transform and tile kernels") {
+    // Two problems of the entry's (K, C): one tile per image and batch 2
+    // (the tile pairs span samples: the kernel's variant for them), and
+    // batch 3 (pairs within an image). Between them every kernel of the
+    // entry runs; the generic path at the same tile extent runs none of
+    // them. Both paths also run the channel-major copy of the filter
+    // spectrum, which is not a per-configuration kernel.
+    for (const specialization& entry : detail::compiled_specializations()) {
+        const tile_config c = entry.config;
+        if (!c.depthwise) continue;
+        CAPTURE(c.kernel_extent);
+        CAPTURE(c.channels);
+        CAPTURE(c.tile_extent);
+        const std::vector<const void*> own = entry.kernels();
+        std::vector<const void*> compiled_all;
+        for (const std::int64_t batch : {2, 3}) {
+            const std::int64_t size = c.tile_extent - c.kernel_extent / 2;  // one tile covers the padded image
+            const problem p{.batch = batch, .in_channels = c.channels, .out_channels = c.channels, .height = size,
+                            .width = size, .kernel = c.kernel_extent, .padding = c.kernel_extent / 2,
+                            .groups = c.channels};
+            CAPTURE(to_string(p));
+            context ctx;
+            REQUIRE(ctx.plan(p).path == path_kind::compiled);
+            const std::vector<const void*> compiled = launched_by(ctx, p, 31 + std::uint64_t(batch));
+            ctx.force_tile_extent(c.tile_extent);
+            REQUIRE(ctx.plan(p).path == path_kind::generic);
+            const std::vector<const void*> generic = launched_by(ctx, p, 31 + std::uint64_t(batch));
+            REQUIRE(!compiled.empty());
+            CHECK(compiled.size() == generic.size());
+            for (const void* k : generic) CHECK_FALSE(contains(own, k));
+            std::size_t shared_with_generic = 0;
+            for (const void* k : compiled) shared_with_generic += contains(generic, k);
+            CHECK(shared_with_generic == 1);  // the channel-major copy
+            compiled_all.insert(compiled_all.end(), compiled.begin(), compiled.end());
+        }
+        for (const void* k : own) CHECK(contains(compiled_all, k));
     }
 }
 
