@@ -11,11 +11,11 @@
 // workspace: separable, a row DFT of the K rows then a
 // column DFT, about (K + T) (T/2 + 1) K multiply-adds per filter (0.37 M
 // at K = 51, T = 96), in double with twiddles from sincospi, so the
-// spectrum is as exact as cuFFT's in double. Each sum is a chain of
-// dependent multiply-adds, so the work is spread wide: filter_dft_splits
-// blocks a filter, each repeating the row DFTs (a third of the work) and
-// taking its share of the column DFTs. One 256-thread block a filter took
-// 22 us more than cuFFT at K = 51 (128 filters: 128 blocks of chains).
+// spectrum is as exact as cuFFT's in double. A block a filter: at K = 51 it
+// cost 22 us more than cuFFT's padding and transform (its multiply-adds
+// read two operands from shared memory each: bandwidth-bound); four blocks a
+// filter, each repeating the row DFTs, cost 50-70 us more (device runs 25,
+// 26; docs/performance.md, v35).
 #pragma once
 
 #include <algorithm>
@@ -30,10 +30,9 @@ namespace fftconv::detail {
 // Filter n of `w` (filters of kernel_height x kernel_width, contiguous) ->
 // spectrum[bin * bin_stride + n], bins T x (T/2 + 1) row-major, times
 // `scale`: the layout cuFFT's R2C of the zero-padded filter would write,
-// W[f][g] = scale sum_{i,j} w[i][j] exp(-2 pi i (f i + g j) / T). Blocks
-// (n, part): the twiddles exp(-2 pi i k / T) and the row DFTs
-// partial[i][g] = sum_j w[i][j] exp(-2 pi i g j / T) in shared memory, then
-// bins part, part + gridDim.y, ... of filter n.
+// W[f][g] = scale sum_{i,j} w[i][j] exp(-2 pi i (f i + g j) / T). A block a
+// filter: the twiddles exp(-2 pi i k / T) and the row DFTs
+// partial[i][g] = sum_j w[i][j] exp(-2 pi i g j / T) in shared memory.
 template <class Geometry>
 __global__ void filter_dft(Geometry geo, const float* __restrict__ w, std::int64_t filters, double scale,
                            double2* __restrict__ spectrum, std::int64_t bin_stride) {
@@ -60,7 +59,7 @@ __global__ void filter_dft(Geometry geo, const float* __restrict__ w, std::int64
             partial[idx] = double2{re, im};
         }
         __syncthreads();
-        for (int idx = threadIdx.x + blockIdx.y * blockDim.x; idx < T * cols; idx += blockDim.x * gridDim.y) {
+        for (int idx = threadIdx.x; idx < T * cols; idx += blockDim.x) {
             const int f = idx / cols, g = idx % cols;
             double re = 0, im = 0;
             for (int i = 0, k = 0; i < kh; ++i, k = k + f >= T ? k + f - T : k + f) {  // k = f i mod T
@@ -72,8 +71,6 @@ __global__ void filter_dft(Geometry geo, const float* __restrict__ w, std::int64
         }
     }
 }
-
-inline constexpr int filter_dft_threads = 512, filter_dft_splits = 4;
 
 inline std::size_t filter_dft_shared_bytes(const tile_geometry<>& g) {
     return sizeof(double2) * std::size_t(g.tile_extent() + g.kernel_height() * (g.tile_extent() / 2 + 1));
@@ -90,8 +87,8 @@ void launch_filter_dft(engine& e, const Geometry& geo, const float* w, std::int6
         FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
     e.log_launch(reinterpret_cast<const void*>(kernel));
     const double scale = 1.0 / double(geo.tile_elements());
-    const dim3 blocks(unsigned(std::min<std::int64_t>(filters, std::int64_t{1} << 20)), filter_dft_splits);
-    kernel<<<blocks, filter_dft_threads, shared, stream>>>(geo, w, filters, scale, spectrum, bin_stride);
+    kernel<<<unsigned(std::min<std::int64_t>(filters, std::int64_t{1} << 20)), 256, shared, stream>>>(
+        geo, w, filters, scale, spectrum, bin_stride);
     FFTCONV_CHECK_LAUNCH();
 }
 
