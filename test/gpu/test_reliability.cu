@@ -217,6 +217,30 @@ TEST_CASE("a NaN or Inf in x stays in its sample and in the tiles that read it")
     }
 }
 
+namespace {
+
+// Where a non-finite input went, output by output against the float64
+// result: non-finite outputs where `may_be_bad(k)` says none may be
+// (escaped), outputs the exact result makes non-finite that came out finite
+// (reached_finite), and finite outputs outside 1e-3 + 1e-3 |exact| (wrong).
+struct spread {
+    std::int64_t escaped = 0, reached_finite = 0, wrong = 0;
+};
+
+template <class MayBeBad>
+spread spread_of(const std::vector<float>& got, const std::vector<double>& want, MayBeBad may_be_bad) {
+    spread s;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+        const bool finite = std::isfinite(got[k]), exact_finite = std::isfinite(want[k]);
+        if (!finite && !may_be_bad(std::int64_t(k))) ++s.escaped;
+        if (!exact_finite && finite) ++s.reached_finite;
+        if (finite && exact_finite && std::abs(got[k] - want[k]) > 1e-3 + 1e-3 * std::abs(want[k])) ++s.wrong;
+    }
+    return s;
+}
+
+}  // namespace
+
 TEST_CASE("depthwise: a NaN or Inf in x stays in its own channel and sample, also where tile pairs span samples") {
     // One 14 x 14 output tile per image at T = 32, 48, 64 and 96: the fused
     // depthwise kernel pairs sample b with sample b + 1 of the same channel.
@@ -241,19 +265,12 @@ TEST_CASE("depthwise: a NaN or Inf in x stays in its own channel and sample, als
             FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
             const auto got = reference::to_host(y.data(), y.size);
             const auto want = reference::to_host(exact.data(), exact.size);
-            std::int64_t outside_bad = 0, reached_finite = 0, wrong = 0;
-            for (std::int64_t k = 0; k < p.output_elements(); ++k) {
-                const bool bad_plane = k / plane == bad_b * p.out_channels + bad_c;
-                const bool finite = std::isfinite(got[std::size_t(k)]);
-                if (!bad_plane && !finite) ++outside_bad;
-                if (!std::isfinite(want[std::size_t(k)]) && finite) ++reached_finite;
-                if (finite && std::isfinite(want[std::size_t(k)]) &&
-                    std::abs(got[std::size_t(k)] - want[std::size_t(k)]) > 1e-3 + 1e-3 * std::abs(want[std::size_t(k)]))
-                    ++wrong;
-            }
-            CHECK(outside_bad == 0);
-            CHECK(reached_finite == 0);
-            CHECK(wrong == 0);
+            const spread s = spread_of(got, want, [&](std::int64_t k) {
+                return k / plane == bad_b * p.out_channels + bad_c;  // the bad plane
+            });
+            CHECK(s.escaped == 0);
+            CHECK(s.reached_finite == 0);
+            CHECK(s.wrong == 0);
         }
     }
 }
@@ -281,21 +298,14 @@ TEST_CASE("the narrow direct kernel: a NaN or Inf in x stays in its own plane, i
         FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
         const auto got = reference::to_host(y.data(), y.size);
         const auto want = reference::to_host(exact.data(), exact.size);
-        std::int64_t escaped = 0, reached_finite = 0, wrong = 0;
-        for (std::int64_t k = 0; k < p.output_elements(); ++k) {
-            const std::int64_t i = k % plane / p.out_width();
+        const spread s = spread_of(got, want, [&](std::int64_t k) {
+            const std::int64_t i = k % plane / p.out_width();  // the output row
             const bool bad_plane = k / plane == bad_b * p.out_channels + bad_c;
-            const bool sees_row = i - p.padding.height <= row && row < i - p.padding.height + p.kernel.height;
-            const bool finite = std::isfinite(got[std::size_t(k)]);
-            if (!finite && !(bad_plane && sees_row)) ++escaped;
-            if (!std::isfinite(want[std::size_t(k)]) && finite) ++reached_finite;
-            if (finite && std::isfinite(want[std::size_t(k)]) &&
-                std::abs(got[std::size_t(k)] - want[std::size_t(k)]) > 1e-3 + 1e-3 * std::abs(want[std::size_t(k)]))
-                ++wrong;
-        }
-        CHECK(escaped == 0);
-        CHECK(reached_finite == 0);
-        CHECK(wrong == 0);
+            return bad_plane && i - p.padding.height <= row && row < i - p.padding.height + p.kernel.height;
+        });
+        CHECK(s.escaped == 0);
+        CHECK(s.reached_finite == 0);
+        CHECK(s.wrong == 0);
     }
 }
 

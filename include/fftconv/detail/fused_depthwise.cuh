@@ -34,41 +34,20 @@ namespace fftconv::detail {
 template <int T>
 using depthwise_filter_t = std::conditional_t<has_fused_fft(T), float2, double2>;
 
-__device__ __forceinline__ float2 as_float2(float2 v) { return v; }
 __device__ __forceinline__ float2 as_float2(double2 v) { return float2{float(v.x), float(v.y)}; }
 
-// The frequency row held in slot row `slot` after the forward passes, and
-// the frequency column of slot column `slot`: the slot itself where the
-// transposing passes keep natural order, digit-reversed on the radix-3
-// extents (radix3_line_fft.cuh).
+// Column `lane` of the pair's spectrum Z in z (natural order) becomes
+// conj(Z conj(W)), W the filter's spectrum `w`. A loop through shared
+// memory, not a product in the FFT's registers: there the compiler hoisted
+// the 64 loads of W above the transform and spilled (255 registers and 300
+// bytes of spill at T = 64). Each thread reads back only what it wrote.
 template <int T>
-__device__ __forceinline__ int frequency_slot(int frequency) {
-    if constexpr (is_power_of_two(T)) return frequency;
-    else return digit_reversed<T>(frequency);
-}
-template <int T>
-__device__ __forceinline__ int slot_frequency(int slot) {
-    if constexpr (is_power_of_two(T)) return slot;
-    else return digit_unreversed<T>(slot);
-}
-
-// Column `lane` of the pair's spectrum Z in z (frequency row r in slot row
-// frequency_slot(r)) becomes conj(Z conj(W)) on the power-of-two extents,
-// whose inverse runs as a forward transform of the conjugate, and Z conj(W)
-// on the radix-3 ones, which have an inverse. W is the filter's spectrum `w`.
-// A loop through shared memory, not a product in the FFT's registers: there
-// the compiler hoisted the 64 loads of W above the transform and spilled (255
-// registers and 300 bytes of spill at T = 64). Each thread reads back only
-// what it wrote.
-template <int T, class Complex>
-__device__ __forceinline__ void times_conj_filter(float2* z, int lane, const Complex* w) {
+__device__ __forceinline__ void times_conj_filter(float2* z, int lane, const float2* w) {
     constexpr int pitch = T + 1, freq_cols = T / 2 + 1;
-    constexpr bool conjugate = is_power_of_two(T);
-    // W[r][s]: stored for columns s <= T/2; W[r][s] = conj(W[-r][-s]) past them.
-    const int s = slot_frequency<T>(lane);
-    const bool stored = s < freq_cols;
+    // W[r][lane]: stored for columns 0..T/2; W[r][s] = conj(W[-r][-s]) past them.
+    const bool stored = lane < freq_cols;
     const float sign = stored ? 1.0f : -1.0f;
-    // W's loads in flight at a time: 16 at T >= 64, where the FFT's registers
+    // W's loads in flight at a time: 16 at T = 64, where the FFT's registers
     // are free by now (4 round trips to L2 per column, not 8); 8 below (at
     // T = 32, 16 let the compiler hoist them above the FFT: 165 registers).
     constexpr int batch = T >= 64 ? 16 : 8;
@@ -76,16 +55,15 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const Com
     // mirror's row (T - r) % T, i.e. row 0 and then T - r: from a virtual
     // row T downwards. Offsets stepped a row at a time (an index select and
     // multiply per element were most of this loop's instructions).
-    const int column = stored ? s : T - s, step = stored ? freq_cols : -freq_cols;
+    const int column = stored ? lane : T - lane, step = stored ? freq_cols : -freq_cols;
     int row = column + (stored ? 0 : T * freq_cols);  // 32-bit offsets: fewer registers than pointers
 #pragma unroll batch
     for (int r = 0; r < T; ++r) {
-        const float2 wr = as_float2(w[r == 0 ? column : row]);
+        const float2 wr = w[r == 0 ? column : row];
         row += step;
-        float2* at = z + frequency_slot<T>(r) * pitch + lane;
-        const float2 zr = *at, c{wr.x, sign * wr.y};
-        *at = conjugate ? float2{zr.x * c.x + zr.y * c.y, zr.x * c.y - zr.y * c.x}   // conj(z conj(c))
-                        : float2{zr.x * c.x + zr.y * c.y, zr.y * c.x - zr.x * c.y};  // z conj(c)
+        const float2 zr = z[r * pitch + lane];
+        const float2 c{wr.x, sign * wr.y};
+        z[r * pitch + lane] = float2{zr.x * c.x + zr.y * c.y, zr.x * c.y - zr.y * c.x};  // conj(z conj(c))
     }
 }
 
@@ -147,7 +125,7 @@ template <int T, class Complex>
 __device__ __forceinline__ void radix3_times_conj_filter(float2* z, int lane, const Complex* w, int k_first,
                                                          int k_last) {
     constexpr int pitch = T + 1, freq_cols = T / 2 + 1, P = T / 3;
-    const int g = digit_unreversed<T>(lane);
+    const int g = frequency_in_slot<T>(lane);
     const bool stored = g < freq_cols;
     const float sign = stored ? 1.0f : -1.0f;
     const int column = stored ? g : T - g;

@@ -1,6 +1,6 @@
 // fftconv/detail/radix3_line_fft.cuh — a complex FFT of T = 3 P points
 // (P = 16 or 32: T = 48 or 96) along one line of a tile in shared memory,
-// done by three threads.
+// done by one thread or shared by three.
 //
 // Why these extents: a depthwise convolution runs one tile pair per kernel
 // (fused_depthwise.cuh), and one tile covers an image when T >= extent +
@@ -9,25 +9,27 @@
 // four or sixteen 64-point tiles; one 96-point tile holds either (1.8x and
 // 7x fewer points). A 28 x 28 image with K = 29 needs 42: 48 points, not 64.
 //
-// Why in shared memory, by three threads: a power-of-two line of up to 64
-// points is transformed in one thread's registers (register_fft.cuh), but 96
-// complex values are 192 registers. The forward transform (decimation in
-// time) splits a line into its three interleaved P-point subsequences
-// (elements 3m + r): thread r transforms subsequence r in registers and
-// writes X_r[k] back into the slots it came from (slot 3k + r); after a
-// barrier a radix-3 step combines them,
+// Why in shared memory: a power-of-two line of up to 64 points is
+// transformed in one thread's registers (register_fft.cuh), but 96 complex
+// values are 192 registers. The forward transform (decimation in time)
+// splits a line into its three interleaved P-point subsequences (elements
+// 3m + r): each is transformed in registers (by thread r, where three share
+// the line) and X_r[k] written back into the slots it came from (slot
+// 3k + r); then (after a barrier, where three share it) a radix-3 step
+// combines them,
 //   X[k + P s] = sum_r  w_T^(r k) X_r[k]  w_3^(r s),   k < P, s < 3,
 // reading the slots 3k, 3k + 1, 3k + 2 and writing its three outputs into
-// the same slots (X[k + P s] into slot 3k + s), the k split among the three
-// threads. So the output is in digit-reversed order, f -> 3 (f mod P) + f / P
-// (digit_reversed). The inverse runs the adjoint steps in reverse order:
+// the same slots (X[k + P s] into slot 3k + s), the k split among the
+// line's threads. So the output is in digit-reversed order
+// (frequency_in_slot). The inverse runs the adjoint steps in reverse order:
 // the radix-3 step on digit-reversed input (conjugate butterfly, then
 // conjugate twiddles), then the three inverse P-point transforms, leaving
 // natural order. Every step is in place and touches only its own line's
-// slots; three threads a line (not one) because these kernels are latency
-// bound and a 96-point tile pair fills a third of an SM's shared memory:
-// one thread a line gave the SM 9 warps, and ran at a fifth of an
-// instruction per cycle per scheduler (docs/performance.md, v35).
+// slots. Three threads share a 96-point line because these kernels are
+// latency bound and a 96-point tile pair fills a third of an SM's shared
+// memory: one thread a line gave the SM 9 warps, and ran at a fifth of an
+// instruction per cycle per scheduler (docs/performance.md, v35;
+// depthwise_line_threads in fused_depthwise.cuh).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -39,16 +41,10 @@ namespace fftconv::detail {
 // Extents of the form 3 P, P a power of two from 16 on.
 __host__ __device__ constexpr bool is_radix3_extent(int n) { return n % 3 == 0 && n >= 48 && is_power_of_two(n / 3); }
 
-// Where the forward transform leaves output f (natural order in): the slot
-// of element 3 (f mod P) + f / P; the inverse reads its input there.
+// The forward transform leaves output f = k + P s in slot 3k + s (digit
+// reversal), where the inverse reads it. The output a slot holds:
 template <int T>
-__host__ __device__ constexpr int digit_reversed(int f) {
-    constexpr int P = T / 3;
-    return 3 * (f % P) + f / P;
-}
-// Its inverse: the output a slot holds.
-template <int T>
-__host__ __device__ constexpr int digit_unreversed(int slot) {
+__host__ __device__ constexpr int frequency_in_slot(int slot) {
     return slot / 3 + T / 3 * (slot % 3);
 }
 
