@@ -13,9 +13,10 @@
 // at K = 51, T = 96), in double with twiddles from sincospi, so the
 // spectrum is as exact as cuFFT's in double. A block a filter: at K = 51 it
 // cost 22 us more than cuFFT's padding and transform (its multiply-adds
-// read two operands from shared memory each: bandwidth-bound); four blocks a
-// filter, each repeating the row DFTs, cost 50-70 us more (device runs 25,
-// 26; docs/performance.md, v35).
+// read two operands from shared memory each: bandwidth-bound), so the column
+// DFTs compute two rows per load (v37); four blocks a filter, each repeating
+// the row DFTs, cost 50-70 us more (device runs 25, 26; docs/performance.md,
+// v35).
 #pragma once
 
 #include <algorithm>
@@ -59,15 +60,23 @@ __global__ void filter_dft(Geometry geo, const float* __restrict__ w, std::int64
             partial[idx] = double2{re, im};
         }
         __syncthreads();
-        for (int idx = threadIdx.x; idx < T * cols; idx += blockDim.x) {
+        // Rows f and f + T/2 together: exp(-2 pi i (f + T/2) i' / T) is
+        // exp(-2 pi i f i' / T) times (-1)^i', so one load of each operand
+        // serves both (T is even).
+        for (int idx = threadIdx.x; idx < T / 2 * cols; idx += blockDim.x) {
             const int f = idx / cols, g = idx % cols;
-            double re = 0, im = 0;
-            for (int i = 0, k = 0; i < kh; ++i, k = k + f >= T ? k + f - T : k + f) {  // k = f i mod T
+            double re = 0, im = 0, re_half = 0, im_half = 0;
+            double sign = 1;
+            for (int i = 0, k = 0; i < kh; ++i, k = k + f >= T ? k + f - T : k + f, sign = -sign) {  // k = f i mod T
                 const double2 a = partial[i * cols + g], t = twiddle[k];
-                re = fma(a.x, t.x, fma(-a.y, t.y, re));
-                im = fma(a.x, t.y, fma(a.y, t.x, im));
+                const double pr = fma(a.x, t.x, -a.y * t.y), pi = fma(a.x, t.y, a.y * t.x);
+                re += pr;
+                im += pi;
+                re_half = fma(sign, pr, re_half);
+                im_half = fma(sign, pi, im_half);
             }
             spectrum[idx * bin_stride + n] = double2{scale * re, scale * im};
+            spectrum[(idx + T / 2 * cols) * bin_stride + n] = double2{scale * re_half, scale * im_half};
         }
     }
 }
