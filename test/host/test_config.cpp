@@ -175,6 +175,37 @@ TEST_CASE("tiles cover every output exactly once, for many problems and tile ext
 // yields. And the rule claims no more than holds: where it gives fewer
 // than all outputs and the tile could hold them all, some output past them
 // is wrong.
+// At T = 96 overlap-save tiles yield a multiple of 32 outputs where that
+// keeps the tile count (the depthwise kernel's line groups): never more than
+// T - K + 1, never more tiles, and every output covered.
+TEST_CASE("96-point tiles yield a multiple of 32 outputs where the tile count allows") {
+    int rounded = 0;
+    for (std::int64_t kernel = 1; kernel <= 96; kernel += 5)
+        for (std::int64_t out = 1; out <= 600; out += 7) {
+            CAPTURE(kernel);
+            CAPTURE(out);
+            const std::int64_t extent = out + kernel - 1;  // unpadded: no tile covers past T
+            const std::int64_t most = 96 - kernel + 1, yields = detail::tile_outputs_along(extent, 0, out, kernel, 96);
+            if (extent <= 96) {
+                CHECK(yields == out);  // one tile covers
+                continue;
+            }
+            CHECK(yields <= most);
+            CHECK(detail::ceil_div(out, yields) == detail::ceil_div(out, most));
+            if (yields < most) {
+                CHECK(yields % 32 == 0);
+                ++rounded;
+            }
+        }
+    CHECK(rounded > 100);
+    // 256 x 256 'same' at K = 31: four tiles of 64 rows, not of 66.
+    const problem p{.batch = 8, .in_channels = 64, .out_channels = 64, .height = 256, .width = 256, .kernel = 31,
+                    .padding = 15, .groups = 64};
+    CHECK(detail::tile_outputs_of(p, 96).high == 64);
+    CHECK(detail::tile_outputs_of(p, 96).wide == 64);
+    CHECK(detail::tile_outputs_of(p, 64).high == 34);
+}
+
 TEST_CASE("a tile covering the padded image yields every output: circular against linear correlation") {
     auto circular_matches = [](std::int64_t extent, std::int64_t padding, std::int64_t kernel, int tile,
                                std::int64_t outputs, const std::vector<long>& image, const std::vector<long>& w) {

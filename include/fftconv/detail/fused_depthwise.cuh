@@ -116,31 +116,81 @@ __device__ __forceinline__ void store_output_rows(const float2* z, int lane, flo
     }
 }
 
-// The radix-3 product: after the forward passes, the slots 3k + s (k in
-// [k_first, k_last), s < 3) of column `lane` hold Z[k + P s][g], g the
-// frequency column the column holds (the ones this thread's radix-3 step
-// wrote: no barrier needed); each becomes Z conj(W), W the filter's
-// spectrum `w` (stored for columns g <= T/2; conj(W[-f][-g]) past them).
+// The radix-3 product, between the columns' last forward step and their
+// first inverse step, all three in registers: the slots 3k + r (k in
+// [k_first, k_last), r < 3) of column `column` (its lane `lane`) hold the
+// column's subsequence spectra X_r[k] of frequency column
+// g = frequency_in_slot(lane) (the row passes left digit-reversed order);
+// the forward butterfly makes Z[k + P s][g], each becomes Z conj(W), W the
+// filter's spectrum `w` (stored for columns g <= T/2; conj(W[-f][-g]) past
+// them), and the inverse butterfly writes back what the inverse subsequence
+// transforms read. (Three steps through shared memory before: two more
+// round trips of the column and two more barriers.)
 template <int T, class Complex>
-__device__ __forceinline__ void radix3_times_conj_filter(float2* z, int lane, const Complex* w, int k_first,
-                                                         int k_last) {
+__device__ __forceinline__ void radix3_filter_step(float2* column, int lane, const Complex* w, int k_first,
+                                                   int k_last) {
     constexpr int pitch = T + 1, freq_cols = T / 2 + 1, P = T / 3;
     const int g = frequency_in_slot<T>(lane);
     const bool stored = g < freq_cols;
     const float sign = stored ? 1.0f : -1.0f;
-    const int column = stored ? g : T - g;
+    const int filter_column = stored ? g : T - g;
+    float2* at = column + 3 * k_first * pitch;
 #pragma unroll 2
-    for (int k = k_first; k < k_last; ++k) {
+    for (int k = k_first; k < k_last; ++k, at += 3 * pitch) {
+        float2 v[3] = {at[0], at[pitch], at[2 * pitch]};
+        radix3_butterfly<T, false>(v[0], v[1], v[2], k);
 #pragma unroll
         for (int s = 0; s < 3; ++s) {
-            const int f = k + P * s, row = stored ? f : (T - f) % T;
-            const float2 wf = as_float2(w[row * freq_cols + column]);
-            float2* at = z + (3 * k + s) * pitch + lane;
-            const float2 zf = *at, c{wf.x, sign * wf.y};
-            *at = float2{zf.x * c.x + zf.y * c.y, zf.y * c.x - zf.x * c.y};  // z conj(c)
+            const int f = k + P * s, filter_row = stored ? f : (T - f) % T;
+            const float2 wf = as_float2(w[filter_row * freq_cols + filter_column]);
+            const float2 c{wf.x, sign * wf.y};
+            v[s] = float2{v[s].x * c.x + v[s].y * c.y, v[s].y * c.x - v[s].x * c.y};  // z conj(c)
         }
+        radix3_butterfly<T, true>(v[0], v[1], v[2], k);
+        at[0] = v[0];
+        at[pitch] = v[1];
+        at[2 * pitch] = v[2];
     }
 }
+
+// Barriers of the radix-3 passes. At T = 96 (three threads a line, one pair
+// a block) the 96 threads of lines [32 q, 32 q + 32), q = lane / 32, are
+// warps q, q + 3, q + 6 of the block; they load and store the rows they
+// transform, so between steps of their lines (line_sync) and between the
+// load or store and their row passes (rows_sync) a named barrier among them
+// suffices: only the transposes between row and column passes wait for the
+// whole block. At T = 48 (one thread a line) a line's steps are one
+// thread's (no barrier), and rows_sync is the block's.
+template <int T>
+__device__ __forceinline__ void rows_sync(int lane) {
+    if constexpr (depthwise_line_threads(T) == 3) {
+        static_assert(fused_pairs(T) == 1, "one pair a block: barrier ids 1..3 are its line groups'");
+        // Constant ids: a register id makes ptxas reserve all 16.
+        if (lane < 32) asm volatile("bar.sync 1, 96;" ::: "memory");
+        else if (lane < 64) asm volatile("bar.sync 2, 96;" ::: "memory");
+        else asm volatile("bar.sync 3, 96;" ::: "memory");
+    } else {
+        __syncthreads();
+    }
+}
+template <int T>
+__device__ __forceinline__ void line_sync(int lane) {
+    if constexpr (depthwise_line_threads(T) > 1) rows_sync<T>(lane);
+}
+
+// Where a thread of a radix-3 pair loads and stores: `rows` rows from
+// `first_row` of column `column`. One thread a line: its own column, every
+// row. Three (T = 96): the 32 x 32 block of its line group's rows
+// [32 q, 32 q + 32) and columns [32 share, 32 share + 32), each warp's
+// accesses 32 consecutive columns of a row (coalesced).
+template <int T>
+struct radix3_block {
+    int column, first_row;
+    static constexpr int rows = depthwise_line_threads(T) == 3 ? 32 : T;
+    __device__ radix3_block(int lane, int share)
+        : column(depthwise_line_threads(T) == 3 ? 32 * share + lane % 32 : lane),
+          first_row(depthwise_line_threads(T) == 3 ? lane / 32 * 32 : 0) {}
+};
 
 // Input windows in_real + i in_imag of x (empty: none) -> z, transformed,
 // times conj(W) of the filter `w` (the output channel's spectrum, its bins
@@ -158,27 +208,29 @@ __device__ __forceinline__ void radix3_times_conj_filter(float2* z, int lane, co
 // the conjugate, IFFT(Y) = conj(FFT(conj(Y))): the second pass stores
 // conj(Z conj(W)), and the last one holds conj(y), whose imaginary part is
 // negated on the way out.
-// Radix 3 (three threads a line, the thread's `share` 0..2): in-place passes
-// (radix3_line_fft.cuh) over rows, columns (times conj(W)), rows, columns,
-// each over the lines it needs, a block barrier between steps; then y from
-// z. The forward passes leave digit-reversed order, the inverse ones natural.
+// Radix 3 (depthwise_line_threads a line, the thread's `share`): in-place
+// passes (radix3_line_fft.cuh) over the rows that hold input, the columns
+// (their last forward step, the product and their first inverse step in
+// registers: radix3_filter_step), the columns inverse, the rows that hold
+// outputs; then y from z. The forward passes leave digit-reversed order, the
+// inverse ones natural. A block barrier only where rows turn into columns
+// and back; elsewhere the line group's (rows_sync, line_sync).
 template <int T, class Geometry, class Complex>
 __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, int group, const float* x,
                                                tile_window in_real,
                                                tile_window in_imag, const Complex* w,
                                                const output_tiles<Geometry>& sink, std::int64_t n,
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
-    constexpr int line_threads = depthwise_line_threads(T), line_rows = T / line_threads;  // rows a thread loads, stores
-    const bool finite = load_pair<T, line_rows>(z, lane, x, in_real, in_imag, 1.0f, share * line_rows);
-    if (check_finite) {
-        if (!__syncthreads_and(finite)) return false;
-    } else {
-        __syncthreads();  // a plain barrier where nothing is checked (no reduction)
-    }
     // The input rows either window holds: the others are zero, and so is their FFT.
     const int rows = max(in_real.rows, in_imag.rows), first_row = first_window_row(in_real, in_imag);
 
     if constexpr (is_power_of_two(T)) {
+        const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f);
+        if (check_finite) {
+            if (!__syncthreads_and(finite)) return false;
+        } else {
+            __syncthreads();  // a plain barrier where nothing is checked (no reduction)
+        }
 #pragma unroll 1  // at every T: unrolled, T = 32 took 128 registers instead of 102
         for (int pass = 0; pass < 4; ++pass) {
             float2 v[T];
@@ -196,43 +248,46 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, i
             tile_sync<T>(group);
         }
     } else {
-        constexpr int pitch = T + 1;
+        constexpr int pitch = T + 1, line_threads = depthwise_line_threads(T);
+        const radix3_block<T> block(lane, share);
+        const bool finite = load_pair<T, block.rows>(z, block.column, x, in_real, in_imag, 1.0f, block.first_row);
+        if (check_finite) {
+            if (!__syncthreads_and(finite)) return false;
+        } else {
+            rows_sync<T>(lane);
+        }
         int k_first, k_last;
         radix3_share<T, line_threads>(share, k_first, k_last);
         float2* row = z + lane * pitch;  // row `lane`
         float2* column = z + lane;       // column `lane`
         // Forward (digit-reversed order out): the rows that hold input, then
-        // every column, times conj(W).
+        // every column, whose last step runs with the product and the
+        // inverse's first (radix3_filter_step); the inverse (natural order
+        // out): every column, then the rows that hold outputs.
         const bool input_row = lane >= first_row && lane < rows;
         if (input_row)
 #pragma unroll 1
-    #pragma unroll 1
-        for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, 1>(row, r);
-        __syncthreads();
+            for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, 1>(row, r);
+        line_sync<T>(lane);
         if (input_row) radix3_step<T, false, 1>(row, k_first, k_last);
         __syncthreads();
 #pragma unroll 1
         for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, pitch>(column, r);
-        __syncthreads();
-        radix3_step<T, false, pitch>(column, k_first, k_last);
-        radix3_times_conj_filter<T>(z, lane, w, k_first, k_last);
-        __syncthreads();
-        // Inverse (natural order out): every row, then the columns that hold outputs.
-        radix3_step<T, true, 1>(row, k_first, k_last);
-        __syncthreads();
+        line_sync<T>(lane);
+        radix3_filter_step<T>(column, lane, w, k_first, k_last);
+        line_sync<T>(lane);
 #pragma unroll 1
-        for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, true, 1>(row, r);
-        __syncthreads();
-        const bool output_column = lane < sink.outputs.wide;
-        if (output_column) radix3_step<T, true, pitch>(column, k_first, k_last);
-        __syncthreads();
-        if (output_column)
-#pragma unroll 1
-    #pragma unroll 1
         for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, true, pitch>(column, r);
         __syncthreads();
-        store_output_rows<T>(z, lane, sink.y, selected_outputs(sink, n, tile_count, part), share * line_rows,
-                             line_rows);
+        const bool output_row = lane < sink.outputs.high;
+        if (output_row) radix3_step<T, true, 1>(row, k_first, k_last);
+        line_sync<T>(lane);
+        if (output_row)
+#pragma unroll 1
+            for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, true, 1>(row, r);
+        rows_sync<T>(lane);
+        store_output_rows<T>(z, block.column, sink.y, selected_outputs(sink, n, tile_count, part), block.first_row,
+                             block.rows);
     }
     return true;
 }

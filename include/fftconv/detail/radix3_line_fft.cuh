@@ -84,33 +84,40 @@ __device__ __forceinline__ void radix3_subsequence_fft(float2* line, int r) {
     for (int k = 0; k < P; ++k) at[3 * k * Stride] = v[k];
 }
 
+// The radix-3 butterfly of index k in registers: forward, the
+// subsequences' X_r[k] (a, b, c) -> X[k + P s] (s = 0, 1, 2); inverse, its
+// adjoint (conjugate butterfly, then conjugate twiddles: unnormalised).
+// w_3 = -1/2 -+ i sqrt(3)/2 and X[k + P s] = a + b w_3^s + c w_3^(2s) for
+// a, b, c the twiddled X_r[k].
+template <int T, bool Inverse>
+__device__ __forceinline__ void radix3_butterfly(float2& a, float2& b, float2& c, int k) {
+    constexpr float half_sqrt3 = Inverse ? -0.866025403784438647f : 0.866025403784438647f;
+    if (!Inverse) {
+        b = complex_times(b, radix3_twiddles<T, Inverse>.w[0][k]);
+        c = complex_times(c, radix3_twiddles<T, Inverse>.w[1][k]);
+    }
+    const float2 sum = b + c, difference = b - c;
+    const float2 middle{fmaf(-0.5f, sum.x, a.x), fmaf(-0.5f, sum.y, a.y)};
+    // -i sqrt(3)/2 (b - c) forward, +i sqrt(3)/2 (b - c) inverse
+    const float2 turn{half_sqrt3 * difference.y, -half_sqrt3 * difference.x};
+    a = a + sum;
+    b = middle + turn;
+    c = middle - turn;
+    if (Inverse) {
+        b = complex_times(b, radix3_twiddles<T, Inverse>.w[0][k]);
+        c = complex_times(c, radix3_twiddles<T, Inverse>.w[1][k]);
+    }
+}
+
 // The radix-3 step for k in [k_begin, k_end) of the line line[slot * Stride]:
-// forward, the subsequences' X_r[k] (slots 3k + r) -> X[k + P s] (slots
-// 3k + s); inverse, its adjoint (conjugate butterfly, then conjugate
-// twiddles: unnormalised). w_3 = -1/2 -+ i sqrt(3)/2 and
-// X[k + P s] = a + b w_3^s + c w_3^(2s) for a, b, c the twiddled X_r[k].
+// the butterfly of each k over the slots 3k, 3k + 1, 3k + 2, in place.
 template <int T, bool Inverse, int Stride>
 __device__ __forceinline__ void radix3_step(float2* line, int k_begin, int k_end) {
-    constexpr float half_sqrt3 = Inverse ? -0.866025403784438647f : 0.866025403784438647f;
     float2* at = line + 3 * k_begin * Stride;
 #pragma unroll 2
     for (int k = k_begin; k < k_end; ++k, at += 3 * Stride) {
         float2 a = at[0], b = at[Stride], c = at[2 * Stride];
-        if (!Inverse) {
-            b = complex_times(b, radix3_twiddles<T, Inverse>.w[0][k]);
-            c = complex_times(c, radix3_twiddles<T, Inverse>.w[1][k]);
-        }
-        const float2 sum = b + c, difference = b - c;
-        const float2 middle{fmaf(-0.5f, sum.x, a.x), fmaf(-0.5f, sum.y, a.y)};
-        // -i sqrt(3)/2 (b - c) forward, +i sqrt(3)/2 (b - c) inverse
-        const float2 turn{half_sqrt3 * difference.y, -half_sqrt3 * difference.x};
-        a = a + sum;
-        b = middle + turn;
-        c = middle - turn;
-        if (Inverse) {
-            b = complex_times(b, radix3_twiddles<T, Inverse>.w[0][k]);
-            c = complex_times(c, radix3_twiddles<T, Inverse>.w[1][k]);
-        }
+        radix3_butterfly<T, Inverse>(a, b, c, k);
         at[0] = a;
         at[Stride] = b;
         at[2 * Stride] = c;

@@ -66,10 +66,21 @@ constexpr tensor_strides dense_strides(std::int64_t channels, std::int64_t heigh
 //   not four 64-point ones (docs/performance.md, v25).
 // For an unpadded axis the second case is the first's single tile (it covers
 // iff out_extent <= T - K + 1): the rule only ever removes tiles.
+//
+// At T = 96 an overlap-save tile yields the fewest outputs that keep its
+// tile count, rounded up to a multiple of 32: the depthwise kernel's inverse
+// rows run in groups of 32 lines (fused_depthwise.cuh, rows_sync), so
+// 256 x 256 at K = 31 takes 4 tiles of 64 rows, not of 66, and each tile's
+// last group of rows has nothing to transform.
 constexpr std::int64_t tile_outputs_along(std::int64_t extent, std::int64_t padding, std::int64_t out_extent,
                                           std::int64_t kernel, int tile_extent) {
     const bool covers = tile_extent >= extent + padding && tile_extent >= out_extent;
-    return covers ? out_extent : tile_extent - kernel + 1;
+    if (covers) return out_extent;
+    const std::int64_t most = tile_extent - kernel + 1;
+    if (tile_extent != 96 || out_extent < 1) return most;
+    constexpr std::int64_t line_group = 32;
+    const std::int64_t fewest = ceil_div(out_extent, ceil_div(out_extent, most));
+    return std::min(most, ceil_div(fewest, line_group) * line_group);
 }
 
 // Both axes of `p` at tile extent T (each at most T: 32 bits, as kernels
