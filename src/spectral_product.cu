@@ -8,6 +8,7 @@
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/engine.hpp"
+#include "fftconv/detail/radix3_line_fft.cuh"
 #include "fftconv/detail/spectral_product.hpp"
 
 namespace fftconv::detail {
@@ -63,9 +64,43 @@ __global__ void transpose_bins(const Complex* __restrict__ in, Complex* __restri
     }
 }
 
+// The radix-3 depthwise kernel's filter (fused_depthwise.cuh,
+// depthwise_filter_bins): out[o][a][b] = W[f][g] in float, f and g the
+// frequencies slots a and b hold (frequency_in_slot), from output channel
+// o's half spectrum in double, bin-major (in[bin * bin_stride + o], bins
+// T x (T/2 + 1)); past column T/2, W[f][g] = conj(W[-f][-g]). Threads along
+// b: the writes coalesced.
+__global__ void slot_order_filter(const double2* __restrict__ in, float2* __restrict__ out, int tile_extent,
+                                  std::int64_t channels, std::int64_t bin_stride) {
+    const int T = tile_extent, cols = T / 2 + 1;
+    const std::int64_t grid = std::int64_t{T} * T, total = channels * grid;
+    for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
+         idx += std::int64_t{gridDim.x} * blockDim.x) {
+        const std::int64_t o = idx / grid;
+        const int slot = int(idx - o * grid), a = slot / T, b = slot - a * T;
+        const int f = frequency_in_slot(a, T), g = frequency_in_slot(b, T);
+        const bool stored = g < cols;
+        const int row = stored ? f : (T - f) % T, col = stored ? g : T - g;
+        const double2 w = in[(std::int64_t{row} * cols + col) * bin_stride + o];
+        out[idx] = float2{float(w.x), float(stored ? w.y : -w.y)};
+    }
+}
+
 }  // namespace
 
 namespace {
+
+void slot_order_filters(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major) {
+    const int T = t.geometry.tile_extent();
+    const std::int64_t total = t.geometry.out_channels() * T * T;
+    constexpr int threads = 256;
+    const auto blocks = unsigned(std::clamp<std::int64_t>((total + threads - 1) / threads, 1, std::int64_t{1} << 20));
+    e.log_launch(reinterpret_cast<const void*>(slot_order_filter));
+    slot_order_filter<<<blocks, threads, 0, e.stream()>>>(
+        static_cast<const double2*>(filter.data) + filter.column_offset, static_cast<float2*>(channel_major), T,
+        t.geometry.out_channels(), filter.bin_stride);
+    FFTCONV_CHECK_LAUNCH();
+}
 
 template <class Complex>
 void transpose_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major) {
@@ -82,7 +117,8 @@ void transpose_filter(engine& e, const workspace_layout& t, const filter_operand
 }  // namespace
 
 void channel_major_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major) {
-    if (t.geometry.double_intermediates()) transpose_filter<double2>(e, t, filter, channel_major);
+    if (t.one_kernel && is_radix3_extent(t.geometry.tile_extent())) slot_order_filters(e, t, filter, channel_major);
+    else if (t.geometry.double_intermediates()) transpose_filter<double2>(e, t, filter, channel_major);
     else transpose_filter<float2>(e, t, filter, channel_major);
 }
 

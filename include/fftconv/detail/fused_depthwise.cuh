@@ -28,13 +28,18 @@
 
 namespace fftconv::detail {
 
-// The filter spectrum's element type at tile extent T: float2 where a fused
-// transform made it, double2 where the direct DFT did
-// (tile_geometry::double_intermediates).
-template <int T>
-using depthwise_filter_t = std::conditional_t<has_fused_fft(T), float2, double2>;
-
-__device__ __forceinline__ float2 as_float2(double2 v) { return float2{float(v.x), float(v.y)}; }
+// The filter spectrum the kernel reads, per output channel (made by
+// channel_major_filter, spectral_product.hpp): at the power-of-two extents
+// the half spectrum W[f][g], g <= T/2, in natural order (T (T/2 + 1) bins);
+// at the radix-3 extents the whole T x T grid in the digit-reversed order
+// both passes leave (frequency_in_slot along each axis), so that a warp's
+// lanes, 32 consecutive column slots, read 256 contiguous bytes, with no
+// mirror or sign to find (it was the half spectrum in double, scattered
+// over three regions of a row and its mirror: v38).
+__host__ __device__ constexpr std::int64_t depthwise_filter_bins(int tile_extent) {
+    return is_power_of_two(tile_extent) ? std::int64_t{tile_extent} * (tile_extent / 2 + 1)
+                                        : std::int64_t{tile_extent} * tile_extent;
+}
 
 // Column `lane` of the pair's spectrum Z in z (natural order) becomes
 // conj(Z conj(W)), W the filter's spectrum `w`. A loop through shared
@@ -118,34 +123,27 @@ __device__ __forceinline__ void store_output_rows(const float2* z, int lane, flo
 
 // The radix-3 product, between the columns' last forward step and their
 // first inverse step, all three in registers: the slots 3k + r (k in
-// [k_first, k_last), r < 3) of column `column` (its lane `lane`) hold the
-// column's subsequence spectra X_r[k] of frequency column
-// g = frequency_in_slot(lane) (the row passes left digit-reversed order);
-// the forward butterfly makes Z[k + P s][g], each becomes Z conj(W), W the
-// filter's spectrum `w` (stored for columns g <= T/2; conj(W[-f][-g]) past
-// them), and the inverse butterfly writes back what the inverse subsequence
-// transforms read. (Three steps through shared memory before: two more
-// round trips of the column and two more barriers.)
-template <int T, class Complex>
-__device__ __forceinline__ void radix3_filter_step(float2* column, int lane, const Complex* w, int k_first,
+// [k_first, k_last), r < 3) of column slot `lane` (at `column`) hold the
+// column's subsequence spectra X_r[k]; the forward butterfly makes
+// Z[k + P s], in slot 3k + s; each becomes Z conj(W) with W from the
+// slot-ordered filter `w` (depthwise_filter_bins), and the inverse butterfly
+// writes back what the inverse subsequence transforms read. (Three steps
+// through shared memory before: two more round trips of the column and two
+// more barriers.)
+template <int T>
+__device__ __forceinline__ void radix3_filter_step(float2* column, int lane, const float2* w, int k_first,
                                                    int k_last) {
-    constexpr int pitch = T + 1, freq_cols = T / 2 + 1, P = T / 3;
-    const int g = frequency_in_slot<T>(lane);
-    const bool stored = g < freq_cols;
-    const float sign = stored ? 1.0f : -1.0f;
-    const int filter_column = stored ? g : T - g;
+    constexpr int pitch = T + 1;
     float2* at = column + 3 * k_first * pitch;
+    const float2* filter = w + 3 * k_first * T + lane;
 #pragma unroll 2
-    for (int k = k_first; k < k_last; ++k, at += 3 * pitch) {
+    for (int k = k_first; k < k_last; ++k, at += 3 * pitch, filter += 3 * T) {
         float2 v[3] = {at[0], at[pitch], at[2 * pitch]};
+        const float2 c[3] = {filter[0], filter[T], filter[2 * T]};
         radix3_butterfly<T, false>(v[0], v[1], v[2], k);
 #pragma unroll
-        for (int s = 0; s < 3; ++s) {
-            const int f = k + P * s, filter_row = stored ? f : (T - f) % T;
-            const float2 wf = as_float2(w[filter_row * freq_cols + filter_column]);
-            const float2 c{wf.x, sign * wf.y};
-            v[s] = float2{v[s].x * c.x + v[s].y * c.y, v[s].y * c.x - v[s].x * c.y};  // z conj(c)
-        }
+        for (int s = 0; s < 3; ++s)
+            v[s] = float2{v[s].x * c[s].x + v[s].y * c[s].y, v[s].y * c[s].x - v[s].x * c[s].y};  // v conj(c)
         radix3_butterfly<T, true>(v[0], v[1], v[2], k);
         at[0] = v[0];
         at[pitch] = v[1];
@@ -215,10 +213,10 @@ struct radix3_block {
 // outputs; then y from z. The forward passes leave digit-reversed order, the
 // inverse ones natural. A block barrier only where rows turn into columns
 // and back; elsewhere the line group's (rows_sync, line_sync).
-template <int T, class Geometry, class Complex>
+template <int T, class Geometry>
 __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, int group, const float* x,
                                                tile_window in_real,
-                                               tile_window in_imag, const Complex* w,
+                                               tile_window in_imag, const float2* w,
                                                const output_tiles<Geometry>& sink, std::int64_t n,
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
     // The input rows either window holds: the others are zero, and so is their FFT.
@@ -302,15 +300,18 @@ __host__ __device__ constexpr int depthwise_threads(int tile_extent) {
 // faster despite 84-132 bytes of spill. At T = 16 the kernel with a rare
 // path (spanning pairs) takes 80 registers: 6 blocks ran 7% faster than 8
 // blocks capped at 64 registers, where the cap spilled 200 bytes
-// (docs/performance.md, v27). The radix-3 extents: 2 blocks of 288 threads
-// at T = 96 (96 registers; 3 blocks at 72 spilled 100 bytes and ran the
-// same), 6 of 96 at T = 48 (as many as shared memory allows).
+// (docs/performance.md, v27). The radix-3 extents: 3 blocks of 288 threads
+// at T = 96 (72 registers, 64 bytes of spill; as many as shared memory
+// allows), which with the line groups' barriers ran 5% faster than 2 at 96
+// registers (256^2 K = 31: 0.301 -> 0.287 ms; with block-wide barriers
+// throughout it had run the same: v38), 6 of 96 at T = 48 (as many as
+// shared memory allows).
 constexpr int depthwise_min_blocks(int tile_extent) {
     switch (tile_extent) {
         case 16: return 6;
         case 48: return 6;
         case 64: return 3;
-        case 96: return 2;
+        case 96: return 3;
         default: return 0;
     }
 }
@@ -319,9 +320,9 @@ constexpr int depthwise_min_blocks(int tile_extent) {
 // inlined, so that the kernel's registers stay those of the common path;
 // its arguments by value (references to the kernel's parameters made the
 // kernel copy them to local memory and read every output address from there).
-template <int T, class Geometry, class Complex>
+template <int T, class Geometry>
 __device__ __noinline__ void depthwise_alone(float2* z, int lane, int share, int group, const float* x, tile_window in,
-                                             const Complex* w, output_tiles<Geometry> sink, std::int64_t n,
+                                             const float2* w, output_tiles<Geometry> sink, std::int64_t n,
                                              std::int64_t tile_count, pair_part part) {
     depthwise_pair<T>(z, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
 }
@@ -330,7 +331,7 @@ __device__ __noinline__ void depthwise_alone(float2* z, int lane, int share, int
 // tile_slots + tile of output channel o, from input channel
 // (first_out + o) / multiplier of `source` (first_out: the pass's output
 // channel 0 in the whole problem). filter[o * bins + bin] is output channel
-// o's spectrum (bins T x (T/2 + 1), scaled by 1/T^2: channel_major_filter).
+// o's spectrum (depthwise_filter_bins, scaled by 1/T^2: channel_major_filter).
 //
 // With spanning_pairs (odd tile slots: the layout gives a depthwise problem
 // even tile slots only when batch x tiles is odd), a pair (n, n + 1) may span
@@ -345,7 +346,7 @@ template <class Geometry, bool spanning_pairs>
 __global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.tile_extent),
                                   depthwise_min_blocks(Geometry::static_extents.tile_extent))
     depthwise_tiles(image_tiles<Geometry> source,
-                    const depthwise_filter_t<Geometry::static_extents.tile_extent>* __restrict__ filter,
+                    const float2* __restrict__ filter,
                     std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
                     std::int64_t tile_count, std::int64_t first_pair) {
     constexpr int T = Geometry::static_extents.tile_extent;
@@ -361,7 +362,7 @@ __global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.til
     const std::int64_t o = a.channel, c = (first_out + o) / multiplier;
     const tile_window in_a = n0 < tile_count ? source.window(c, a) : tile_window{};
     const tile_window in_b = n0 + 1 < tile_count ? source.window(c, b) : tile_window{};
-    const auto* w = filter + (n0 < tile_count ? o : 0) * (T * (T / 2 + 1));
+    const float2* w = filter + (n0 < tile_count ? o : 0) * depthwise_filter_bins(T);
 
     if (depthwise_pair<T>(z, lane, share, group, source.data(), in_a, in_b, w, sink, n0, tile_count,
                           pair_part::both, spanning_pairs))
@@ -378,7 +379,7 @@ __global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.til
 
 template <class Geometry>
 void launch_depthwise_tiles(engine& e, const image_tiles<Geometry>& source,
-                            const depthwise_filter_t<Geometry::static_extents.tile_extent>* filter,
+                            const float2* filter,
                             std::int64_t first_out, std::int64_t multiplier,
                             const output_tiles<Geometry>& sink, std::int64_t tile_count, cudaStream_t stream) {
     constexpr int T = Geometry::static_extents.tile_extent;

@@ -43,9 +43,8 @@ __host__ __device__ constexpr bool is_radix3_extent(int n) { return n % 3 == 0 &
 
 // The forward transform leaves output f = k + P s in slot 3k + s (digit
 // reversal), where the inverse reads it. The output a slot holds:
-template <int T>
-__host__ __device__ constexpr int frequency_in_slot(int slot) {
-    return slot / 3 + T / 3 * (slot % 3);
+__host__ __device__ constexpr int frequency_in_slot(int slot, int tile_extent) {
+    return slot / 3 + tile_extent / 3 * (slot % 3);
 }
 
 // w_T^(r k) = exp(-+2 pi i r k / T) for r = 1, 2 and k < T / 3, computed in

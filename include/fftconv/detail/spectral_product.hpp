@@ -39,10 +39,12 @@ struct channel_groups {
 
 // The fused depthwise kernel's filter (fused_depthwise.cuh): the pass's
 // output channels' spectra out of `filter` (bin-major; float2, or double2
-// where cuFFT made it: tile_geometry::double_intermediates) into
+// from the direct DFT on the radix-3 extents) into
 // channel_major[o * bins + bin], so that a column of one channel's bins is
 // contiguous (the bin-major layout made every lane of a warp read its own
-// cache line). On the engine's stream.
+// cache line); on the radix-3 extents in float, the whole T x T grid in
+// digit-reversed order (depthwise_filter_bins: T^2 float2 fit in the
+// T (T/2 + 1) double2 the layout holds). On the engine's stream.
 void channel_major_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major);
 
 // Enqueues the product on the engine's stream: one GEMM per group the range
