@@ -44,7 +44,9 @@
 #include "narrow_depthwise.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
+#include <numeric>
 
 #include "fftconv/detail/check.hpp"
 #include "fftconv/detail/workspace_layout.hpp"
@@ -98,6 +100,8 @@ struct narrow_geometry : plane_extents {
     int first_read;    // where a row's 2 Width - 1 reads start: 16-byte aligned
     int filters;       // filters a block stages at most (the channels 32 planes can span)
     int warps;
+    bool quad_planes;  // an input plane is height x row_width contiguous floats, 16-byte aligned, whole quads
+    bool pair_rows;    // output rows are float pairs, 8-byte aligned
 
     std::int64_t shared_floats() const {
         return std::int64_t(lanes) * plane_pitch + std::int64_t(filters) * kernel_height * filter_pitch +
@@ -131,14 +135,17 @@ wide_extents extents_of(const problem& p) {
     e.first_read = e.tap_offset - (e.row_width - 1) + p.padding.width;
     const std::int64_t reads = (2 * e.row_width - 1 + 3) / 4 * 4;
     e.filter_pitch = (std::max(e.tap_offset + p.kernel.width, e.first_read + reads) + 3) / 4 * 4;
-    e.filters = std::min(p.out_channels, (lanes - 1 + p.batch - 1) / p.batch + 1);
+    // A block's planes m0 .. m0 + 31 (m0 a multiple of 32) span the channels
+    // m0 / batch .. (m0 + 31) / batch: most where m0 mod batch is largest,
+    // batch - gcd(32, batch) (one filter at batch 64, not two).
+    e.filters = std::min(p.out_channels, (p.batch - std::gcd(std::int64_t{lanes}, p.batch) + lanes - 1) / p.batch + 1);
     e.row_pitch = p.out_width() | 1;
     e.shared_bytes = 4 * (lanes * e.plane_pitch + e.filters * p.kernel.height * e.filter_pitch +
                           max_warps * lanes * e.row_pitch);
     return e;
 }
 
-narrow_geometry geometry_of(const problem& p) {
+narrow_geometry geometry_of(const problem& p, const float* x = nullptr, const float* y = nullptr) {
     const wide_extents e = extents_of(p);
     narrow_geometry g{};
     static_cast<plane_extents&>(g) = plane_extents_of(p);
@@ -152,6 +159,9 @@ narrow_geometry geometry_of(const problem& p) {
     // As few rounds of rows as max_warps allows, spread evenly over the warps.
     const int rounds = (g.out_height + max_warps - 1) / max_warps;
     g.warps = (g.out_height + rounds - 1) / rounds;
+    const auto aligned = [](const float* v, int bytes) { return reinterpret_cast<std::uintptr_t>(v) % bytes == 0; };
+    g.quad_planes = x != nullptr && aligned(x, 16) && g.width == g.row_width && g.height * g.width % 4 == 0;
+    g.pair_rows = y != nullptr && aligned(y, 8) && g.out_width % 2 == 0;
     return g;
 }
 
@@ -177,7 +187,7 @@ __global__ void __launch_bounds__(lanes * max_warps)
     const int count = int(min(std::int64_t(lanes), g.planes - m0));
     const std::int64_t first_channel = m0 / g.batch;
     const int staged_filters = int((m0 + count - 1) / g.batch - first_channel) + 1;
-    const int taps = g.kernel_height * g.kernel_width, out_plane = g.out_height * g.out_width;
+    const int out_plane = g.out_height * g.out_width;
 
     // Each plane's 64-bit offsets once.
     if (threadIdx.x < lanes) {
@@ -188,39 +198,68 @@ __global__ void __launch_bounds__(lanes * max_warps)
             output_of[t] = (b * g.out_channels + o) * std::int64_t(out_plane);
             filter_of[t] = int(o - first_channel);
         } else {
-            filter_of[t] = 0;  // an idle lane computes on zeros and stores nothing
+            filter_of[t] = 0;  // an idle lane computes on what its plane holds and stores nothing
         }
     }
-    // Zeros: the columns past each image and the idle lanes' planes, the
-    // filters' margins.
-    for (int i = int(threadIdx.x); i < lanes * g.plane_pitch; i += threads) planes[i] = 0.0f;
-    for (int i = int(threadIdx.x); i < staged_filters * g.kernel_height * g.filter_pitch; i += threads)
-        filters[i] = 0.0f;
-    __syncthreads();
-    // A warp stages a plane at a time, its lanes 32 consecutive pixels, each
-    // lane's (row, column) stepped rather than divided per pixel (a division
-    // by a run-time width is ~20 instructions).
+    // Zeros where a live lane reads past its image: the columns past it (an
+    // idle lane computes on whatever its plane holds and stores nothing).
+    if (g.width < Width)
+        for (int i = int(threadIdx.x); i < lanes * g.plane_pitch; i += threads) planes[i] = 0.0f;
+    __syncthreads();  // the zeros, and the planes' offsets
+    // The filters' rows with zeros around the taps, element `flat` of the
+    // staged rows a thread, its (row, d) stepped rather than divided per
+    // element (a division by a run-time extent is ~20 instructions); loads
+    // in flight together with the planes' below.
     const int lane = int(threadIdx.x) % lanes, warp = int(threadIdx.x) / lanes;
-    const int pixels = g.height * g.width, lane_row = lane / g.width, lane_col = lane % g.width;
-    const int step_rows = lanes / g.width, step_cols = lanes % g.width;
-    for (int plane = warp; plane < count; plane += g.warps) {
-        const float* const image = x + input_of[plane];
-        float* const staged = planes + plane * g.plane_pitch;
-        int row = lane_row, col = lane_col;
+    {
+        const int step_rows = threads / g.filter_pitch, step_d = threads % g.filter_pitch;
+        int row = int(threadIdx.x) / g.filter_pitch, d = int(threadIdx.x) % g.filter_pitch;
 #pragma unroll 4
-        for (int pixel = lane; pixel < pixels; pixel += lanes) {
-            staged[row * Width + col] = image[pixel];
+        for (int flat = int(threadIdx.x); flat < staged_filters * g.kernel_height * g.filter_pitch; flat += threads) {
+            const int v = d - g.tap_offset;
+            filters[flat] = v >= 0 && v < g.kernel_width
+                                ? w[(first_channel * g.kernel_height + row) * g.kernel_width + v]
+                                : 0.0f;
             row += step_rows;
-            col += step_cols;
-            if (col >= g.width) {
-                col -= g.width;
+            d += step_d;
+            if (d >= g.filter_pitch) {
+                d -= g.filter_pitch;
                 ++row;
             }
         }
     }
-    for (int i = int(threadIdx.x); i < staged_filters * taps; i += threads) {
-        const int f = i / taps, tap = i - f * taps, u = tap / g.kernel_width, v = tap - u * g.kernel_width;
-        filters[(f * g.kernel_height + u) * g.filter_pitch + g.tap_offset + v] = w[(first_channel + f) * taps + tap];
+    // A warp stages a plane at a time. Contiguous planes (row_width = width)
+    // as 16-byte loads; else a lane a pixel, each lane's (row, column)
+    // stepped rather than divided per pixel.
+    const int pixels = g.height * g.width;
+    if (g.quad_planes) {
+        for (int plane = warp; plane < count; plane += g.warps) {
+            const auto* const image = reinterpret_cast<const float4*>(x + input_of[plane]);
+            auto* const staged = reinterpret_cast<float2*>(planes + plane * g.plane_pitch);  // 8-byte aligned
+            for (int quad = lane; quad < pixels / 4; quad += lanes) {
+                const float4 four = image[quad];
+                staged[2 * quad] = float2{four.x, four.y};
+                staged[2 * quad + 1] = float2{four.z, four.w};
+            }
+        }
+    } else {
+        const int lane_row = lane / g.width, lane_col = lane % g.width;
+        const int step_rows = lanes / g.width, step_cols = lanes % g.width;
+        for (int plane = warp; plane < count; plane += g.warps) {
+            const float* const image = x + input_of[plane];
+            float* const staged = planes + plane * g.plane_pitch;
+            int row = lane_row, col = lane_col;
+#pragma unroll 4
+            for (int pixel = lane; pixel < pixels; pixel += lanes) {
+                staged[row * Width + col] = image[pixel];
+                row += step_rows;
+                col += step_cols;
+                if (col >= g.width) {
+                    col -= g.width;
+                    ++row;
+                }
+            }
+        }
     }
     __syncthreads();
 
@@ -277,14 +316,21 @@ __global__ void __launch_bounds__(lanes * max_warps)
         for (int j = 0; j < Width; ++j)
             if (j < g.out_width) staged_rows[lane * g.row_pitch + j] = sum[j] + bias_value;
         __syncwarp();
-        int l = lane / g.out_width, j = lane % g.out_width;  // element k = l * out_width + j
-        const int step_planes = lanes / g.out_width, step_cols = lanes % g.out_width;
-        for (int k = lane; k < count * g.out_width; k += lanes) {
-            y[output_of[l] + std::int64_t(i) * g.out_width + j] = staged_rows[l * g.row_pitch + j];
+        // Element k = l * units + j of the warp's rows: unit j of plane l's
+        // row, a float pair where rows are (8-byte stores: half the
+        // iterations), else a float.
+        const int unit = g.pair_rows ? 2 : 1, units = g.out_width / unit;
+        int l = lane / units, j = lane % units;
+        const int step_planes = lanes / units, step_units = lanes % units;
+        for (int k = lane; k < count * units; k += lanes) {
+            float* const at = y + output_of[l] + std::int64_t(i) * g.out_width + unit * j;
+            const float* const from = staged_rows + l * g.row_pitch + unit * j;
+            if (g.pair_rows) *reinterpret_cast<float2*>(at) = float2{from[0], from[1]};
+            else *at = from[0];
             l += step_planes;
-            j += step_cols;
-            if (j >= g.out_width) {
-                j -= g.out_width;
+            j += step_units;
+            if (j >= units) {
+                j -= units;
                 ++l;
             }
         }
@@ -342,7 +388,7 @@ double narrow_depthwise_seconds(const problem& p) {
 }
 
 void narrow_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
-    const narrow_geometry g = geometry_of(p);
+    const narrow_geometry g = geometry_of(p, x, y);
     switch (g.row_width) {
         case 8: return launch_rows<8>(e, g, x, w, bias, y);
         case 12: return launch_rows<12>(e, g, x, w, bias, y);
