@@ -31,7 +31,12 @@
 // (0.119: 80 registers, 3 blocks per SM; capped at 64, 0.105), whole-row
 // staging and output passes instead of per-element stepping (0.107), the
 // row loop unrolled by 2 (0.125). ncu at 0.088: 3.2 instructions issued per
-// cycle per SM, the FMA pipe 56% busy.
+// cycle per SM, the FMA pipe 56% busy. Then (v40) contiguous planes staged
+// by 16-byte loads, output rows stored as float pairs, the filter rows
+// staged with their margins in one stepped pass, one filter where a block
+// stays in one channel: 0.079. Tried then and slower: two input rows a
+// partial sum at 64 registers (0.0805), five 7-warp blocks an SM at 56
+// registers (0.086).
 //
 // Accuracy: each output is a float sum over the filter rows of per-row float
 // sums (at most Width products each): the rounding of a two-level sum, as in

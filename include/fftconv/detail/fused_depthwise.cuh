@@ -35,7 +35,7 @@ namespace fftconv::detail {
 // both passes leave (frequency_in_slot along each axis), so that a warp's
 // lanes, 32 consecutive column slots, read 256 contiguous bytes, with no
 // mirror or sign to find (it was the half spectrum in double, scattered
-// over three regions of a row and its mirror: v38).
+// over three regions of a row and its mirror: docs/performance.md, v39).
 __host__ __device__ constexpr std::int64_t depthwise_filter_bins(int tile_extent) {
     return is_power_of_two(tile_extent) ? std::int64_t{tile_extent} * (tile_extent / 2 + 1)
                                         : std::int64_t{tile_extent} * tile_extent;
@@ -304,7 +304,7 @@ __host__ __device__ constexpr int depthwise_threads(int tile_extent) {
 // at T = 96 (72 registers, 64 bytes of spill; as many as shared memory
 // allows), which with the line groups' barriers ran 5% faster than 2 at 96
 // registers (256^2 K = 31: 0.301 -> 0.287 ms; with block-wide barriers
-// throughout it had run the same: v38), 6 of 96 at T = 48 (as many as
+// throughout it had run the same: v39), 6 of 96 at T = 48 (as many as
 // shared memory allows).
 constexpr int depthwise_min_blocks(int tile_extent) {
     switch (tile_extent) {
