@@ -20,7 +20,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <type_traits>
 
 #include "fftconv/detail/engine.hpp"
 #include "fftconv/detail/fused_tile_fft.cuh"

@@ -71,7 +71,8 @@ constexpr tensor_strides dense_strides(std::int64_t channels, std::int64_t heigh
 // tile count, rounded up to a multiple of 32: the depthwise kernel's inverse
 // rows run in groups of 32 lines (fused_depthwise.cuh, rows_sync), so
 // 256 x 256 at K = 31 takes 4 tiles of 64 rows, not of 66, and each tile's
-// last group of rows has nothing to transform.
+// last group of rows has nothing to transform. (The tile count stays, so a
+// dense problem that the cuFFT path runs at T = 96 does the same work.)
 constexpr std::int64_t tile_outputs_along(std::int64_t extent, std::int64_t padding, std::int64_t out_extent,
                                           std::int64_t kernel, int tile_extent) {
     const bool covers = tile_extent >= extent + padding && tile_extent >= out_extent;
