@@ -6,6 +6,7 @@
 #include <string>
 
 #include "fftconv/context.hpp"
+#include "fftconv/detail/check.hpp"
 #include "fftconv/fftconv.h"
 #include "fftconv/status.hpp"
 
@@ -126,6 +127,18 @@ fftconv_status fftconv_set_workspace_limit(fftconv_context context, size_t bytes
     return guarded([&] {
         require(context, "context");
         context->cxx.set_workspace_limit(bytes);
+    });
+}
+
+fftconv_status fftconv_set_workspace_allocator(fftconv_context context,
+                                               void* (*allocate)(void*, size_t, cudaStream_t),
+                                               void (*deallocate)(void*, void*, size_t, cudaStream_t), void* state) {
+    return guarded([&] {
+        require(context, "context");
+        if ((allocate == nullptr) != (deallocate == nullptr))
+            fftconv::detail::throw_invalid(
+                "fftconv_set_workspace_allocator: give both allocate and deallocate, or neither (cudaMalloc)");
+        context->cxx.set_workspace_allocator(fftconv::workspace_allocator{allocate, deallocate, state});
     });
 }
 

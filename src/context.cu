@@ -74,6 +74,7 @@ void context::set_workspace_limit(std::size_t bytes) { engine_->workspace_limit 
 std::size_t context::workspace_limit() const noexcept { return engine_->workspace_limit; }
 
 void context::release() { engine_->release(); }
+void context::set_workspace_allocator(const workspace_allocator& allocator) { engine_->set_allocator(allocator); }
 
 namespace {
 
@@ -101,6 +102,7 @@ void context::add_specialization(const specialization& s) {
 }
 
 std::size_t context::workspace_size(const problem& p) const {
+    engine_->begin_call();
     const int tile_extent = route_of(*engine_, p).decision.geometry.tile_extent();
     return detail::plan_passes(*engine_, p, tile_extent, true).workspace;
 }

@@ -26,6 +26,19 @@ owned_event make_event() {
     return owned_event(e);
 }
 
+// Refuses a stream of another device than `device` (work enqueued on it
+// would run there, on memory of this one). The legacy and per-thread default
+// streams are every device's own.
+void require_stream_of(cudaStream_t stream, int device, const char* where) {
+    if (stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread) return;
+    int owner = -1;
+    FFTCONV_CUDA_TRY(cudaStreamGetDevice(stream, &owner));
+    if (owner != device)
+        throw_invalid(std::string("fftconv: ") + where + ": the stream belongs to CUDA device " +
+                      std::to_string(owner) + ", but the context is on device " + std::to_string(device) +
+                      ": give it a stream of its own device");
+}
+
 }  // namespace
 
 [[noreturn]] void refuse_during_capture(const std::string& what) {
@@ -37,18 +50,24 @@ owned_event make_event() {
 
 engine::engine(cudaStream_t stream) : stream_(stream) {
     FFTCONV_CUDA_TRY(cudaGetDevice(&device_));
+    require_stream_of(stream, device_, "context(stream)");
     cublasHandle_t h = nullptr;
     FFTCONV_CUBLAS_TRY(cublasCreate(&h));
     blas_.reset(h);
     FFTCONV_CUBLAS_TRY(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));  // FP32 products, never TF32
-    blas_workspace_ = allocate_device(blas_workspace_bytes, "the cuBLAS workspace");
-    FFTCONV_CUBLAS_TRY(cublasSetWorkspace(h, blas_workspace_.get(), blas_workspace_bytes));
     FFTCONV_CUBLAS_TRY(cublasSetStream(h, stream_));
+    attach_blas_workspace();
     cudaStream_t side = nullptr;
     FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
     side_.reset(side);
     for (auto& event : events_) event = make_event();
     stream_change_ = make_event();
+}
+
+engine::~engine() {
+    if (allocator_.is_default()) return;  // cudaFree waits for the device by itself
+    (void)cudaStreamSynchronize(stream_);
+    (void)cudaStreamSynchronize(side_.get());
 }
 
 void engine::begin_call() {
@@ -83,6 +102,7 @@ void engine::order(cudaStream_t signaller, cudaStream_t waiter, side_event which
 void engine::set_stream(cudaStream_t stream) {
     if (stream == stream_) return;
     begin_call();
+    require_stream_of(stream, device_, "set_stream");
     // The old stream's calls may still be reading and writing the workspace:
     // the new stream starts after them.
     FFTCONV_CUDA_TRY(cudaEventRecord(stream_change_.get(), stream_));
@@ -136,34 +156,46 @@ const fft_plan& engine::cufft_plan(const fft_plan_key& key) {
     return plans_.emplace(key, cached_plan{std::move(made), plan_uses_, false}).first->second.plan;
 }
 
-namespace {
+void engine::attach_blas_workspace() {
+    blas_workspace_.reset();
+    blas_workspace_ = allocate_device(blas_workspace_bytes, "the cuBLAS workspace", allocator_, stream_);
+    FFTCONV_CUBLAS_TRY(cublasSetWorkspace(blas_.get(), blas_workspace_.get(), blas_workspace_bytes));
+}
+
+void engine::synchronize_streams() {
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream_));
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(side_.get()));
+}
 
 // Grows `buffer` (holding `held` bytes) to `bytes`: refused while capturing;
 // a buffer a captured graph may use is kept for it, any other old one freed
-// (cudaFree waits for the device: no call still uses it).
-void* grow(device_buffer& buffer, std::size_t& held, std::size_t bytes, bool capturing, bool captured,
-           std::vector<device_buffer>& kept_for_graphs, const char* what) {
+// once no call uses it (cudaFree waits for the device by itself; a caller's
+// allocator may hand the memory on at once, so the streams finish first).
+void* engine::grow(device_buffer& buffer, std::size_t& held, std::size_t bytes, const char* what) {
     if (bytes > held) {
-        if (capturing)
+        if (capturing_)
             refuse_during_capture("this problem needs " + std::to_string(bytes) + " bytes of " + what +
                                   " and the context holds " + std::to_string(held));
-        if (captured && buffer) kept_for_graphs.push_back(std::move(buffer));
+        if (captured_ && buffer) kept_for_graphs_.push_back(std::move(buffer));
+        if (buffer && !allocator_.is_default()) synchronize_streams();
         buffer.reset();
         held = 0;
-        buffer = allocate_device(bytes, (std::string("the fftconv ") + what).c_str());
+        buffer = allocate_device(bytes, (std::string("the fftconv ") + what).c_str(), allocator_, stream_);
         held = bytes;
     }
     return buffer.get();
 }
 
-}  // namespace
+void* engine::workspace(std::size_t bytes) { return grow(workspace_, workspace_bytes_, bytes, "workspace"); }
 
-void* engine::workspace(std::size_t bytes) {
-    return grow(workspace_, workspace_bytes_, bytes, capturing_, captured_, kept_for_graphs_, "workspace");
-}
+void* engine::scratch(std::size_t bytes) { return grow(scratch_, scratch_bytes_, bytes, "gradient scratch"); }
 
-void* engine::scratch(std::size_t bytes) {
-    return grow(scratch_, scratch_bytes_, bytes, capturing_, captured_, kept_for_graphs_, "gradient scratch");
+void engine::set_allocator(const workspace_allocator& allocator) {
+    if (!allocator.is_default() && allocator.deallocate == nullptr)
+        throw_invalid("fftconv: set_workspace_allocator: the allocator has an allocate but no deallocate callback");
+    release();
+    allocator_ = allocator;
+    attach_blas_workspace();
 }
 
 std::size_t engine::usable_workspace() const {
@@ -177,8 +209,7 @@ std::size_t engine::usable_workspace() const {
 void engine::release() {
     begin_call();
     if (capturing_) refuse_during_capture("release() frees memory");
-    FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream_));
-    FFTCONV_CUDA_TRY(cudaStreamSynchronize(side_.get()));
+    synchronize_streams();
     plans_.clear();
     workspace_.reset();
     workspace_bytes_ = 0;

@@ -26,8 +26,10 @@ fft_plan_key output_plan_key(const workspace_layout& t) {
 
 std::size_t workspace_bytes(engine& e, const workspace_layout& t) {
     if (t.geometry.fused() || t.one_kernel) return t.fft_work_offset();  // no cuFFT
-    std::size_t fft_work = std::max(e.cufft_plan(input_plan_key(t)).work_bytes,
-                                    e.cufft_plan(output_plan_key(t)).work_bytes);
+    // Each size is read before the next lookup, which may evict that plan.
+    const std::size_t input_work = e.cufft_plan(input_plan_key(t)).work_bytes;
+    const std::size_t output_work = e.cufft_plan(output_plan_key(t)).work_bytes;
+    std::size_t fft_work = std::max(input_work, output_work);
     if (t.holds_filter) fft_work = std::max(fft_work, e.cufft_plan(filter_plan_key(t)).work_bytes);
     return t.fft_work_offset() + align_up(fft_work);
 }

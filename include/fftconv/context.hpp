@@ -43,6 +43,7 @@
 #include "fftconv/detail/device_buffer.hpp"
 #include "fftconv/dispatch.hpp"
 #include "fftconv/problem.hpp"
+#include "fftconv/workspace_allocator.hpp"
 
 namespace fftconv {
 
@@ -92,6 +93,13 @@ public:
     // filter uses none; this and reserve() still cover a call through a
     // filter spectrum, which runs the transforms.
     std::size_t workspace_size(const problem& p) const;
+
+    // Later allocations of the workspace, the gradient buffer and the cuBLAS
+    // workspace come from `allocator` (a default-constructed one: cudaMalloc
+    // again). Waits for the context's work and gives back what it holds
+    // first, as release() does. Filter spectra keep cudaMalloc: they belong
+    // to the caller. Refused while the stream is captured.
+    void set_workspace_allocator(const workspace_allocator& allocator);
 
     // Waits for the context's work, then frees the workspace, every cached
     // cuFFT plan and every buffer kept for CUDA graphs (which become invalid).

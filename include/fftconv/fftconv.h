@@ -106,6 +106,15 @@ fftconv_status fftconv_set_stream(fftconv_context context, cudaStream_t stream);
 fftconv_status fftconv_set_workspace_limit(fftconv_context context, size_t bytes);
 /* Waits for the context's work, then frees its workspace and cached cuFFT plans. */
 fftconv_status fftconv_release(fftconv_context context);
+/* Later workspace allocations of `context` call allocate(state, bytes, stream)
+ * (NULL: it has none) and give memory back with deallocate(state, pointer,
+ * bytes, stream) once no work of the context uses it; both NULL restore
+ * cudaMalloc. What the context holds is given back first (as fftconv_release). */
+fftconv_status fftconv_set_workspace_allocator(fftconv_context context,
+                                               void* (*allocate)(void* state, size_t bytes, cudaStream_t stream),
+                                               void (*deallocate)(void* state, void* pointer, size_t bytes,
+                                                                  cudaStream_t stream),
+                                               void* state);
 
 /* Device bytes of workspace a call on `problem` will use, under the workspace limit. */
 fftconv_status fftconv_workspace_size(fftconv_context context, const fftconv_problem* problem,

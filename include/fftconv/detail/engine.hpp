@@ -75,6 +75,11 @@ enum class side_event : int { fork, join, hand_off };
 class engine {
 public:
     explicit engine(cudaStream_t stream);
+    // A caller's allocator may hand memory on as soon as it is given back:
+    // the streams finish first.
+    ~engine();
+    engine(const engine&) = delete;
+    engine& operator=(const engine&) = delete;
 
     cudaStream_t stream() const noexcept { return stream_; }
     // Later work runs on `stream`, ordered after everything already enqueued
@@ -91,6 +96,7 @@ public:
     // The cached cuFFT plan for `key`, made on first use (no work area
     // attached yet). The cache keeps the plan_cache_capacity most recently
     // used plans; plans used while capturing a graph are kept until release().
+    // The reference is valid until the next cufft_plan call (which may evict).
     const fft_plan& cufft_plan(const fft_plan_key& key);
     static constexpr std::size_t plan_cache_capacity = 64;
     std::size_t cached_plans() const noexcept { return plans_.size(); }
@@ -123,6 +129,11 @@ public:
     void execute(const fft_plan& p, fft_direction direction, void* in, void* out, void* work);
 
     cublasHandle_t blas() const noexcept { return blas_.get(); }
+
+    // Later allocations (workspace, gradient scratch, the cuBLAS workspace)
+    // come from `allocator`; what the engine holds is given back first, after
+    // the streams finished with it. Refused while capturing.
+    void set_allocator(const workspace_allocator& allocator);
 
     // A second stream for work that can overlap the main stream's. Every use
     // forks from the main stream and joins back before the call returns
@@ -157,6 +168,7 @@ private:
     bool capturing_ = false;
     bool captured_ = false;  // some call was captured: the workspace may be in a graph
     cublas_handle blas_;
+    workspace_allocator allocator_{};
     device_buffer blas_workspace_;
     owned_stream side_;
     owned_event events_[3];  // indexed by side_event
@@ -168,6 +180,10 @@ private:
     device_buffer scratch_;
     std::size_t scratch_bytes_ = 0;
     std::vector<device_buffer> kept_for_graphs_;
+
+    void* grow(device_buffer& buffer, std::size_t& held, std::size_t bytes, const char* what);
+    void attach_blas_workspace();
+    void synchronize_streams();
 };
 
 // Throws invalid_argument: `what` (a plan or memory this call needs) cannot
