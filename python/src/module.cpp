@@ -210,6 +210,68 @@ void conv2d_backward_filter(const problem& p, const py::capsule& x, const py::ca
     contexts().get(device, stream).conv2d_backward_filter(p, x_data, dy_data, dw_data, db_data);
 }
 
+void reserve(const problem& p, int device, std::uintptr_t stream, bool backward) {
+    validate(p);
+    device_guard guard(device);
+    context& ctx = contexts().get(device, stream);
+    if (backward)
+        ctx.reserve_backward(p);
+    else
+        ctx.reserve(p);
+}
+
+#ifdef FFTCONV_PYTHON_HAS_ALLOCATOR
+// A workspace allocator that calls back into Python: allocate(bytes, stream)
+// -> pointer as an int (0 on failure), deallocate(pointer, bytes, stream).
+// The module installs PyTorch's caching allocator through it
+// (fftconv/torch.py). Callbacks take the GIL; they run only when a context
+// grows or frees its workspace. Never freed: a context may call back as
+// long as it lives.
+struct python_allocator {
+    py::object allocate;
+    py::object deallocate;
+};
+
+void* python_allocate(void* state, std::size_t bytes, cudaStream_t stream) {
+    py::gil_scoped_acquire gil;
+    try {
+        const auto result = static_cast<python_allocator*>(state)->allocate(bytes, reinterpret_cast<std::uintptr_t>(stream));
+        return reinterpret_cast<void*>(result.cast<std::uintptr_t>());
+    } catch (py::error_already_set&) {
+        // The context reports out_of_memory with the byte count; Python's
+        // own exception (torch.OutOfMemoryError) is dropped with `e`.
+        return nullptr;
+    } catch (...) {
+        return nullptr;
+    }
+}
+
+void python_deallocate(void* state, void* pointer, std::size_t bytes, cudaStream_t stream) {
+    py::gil_scoped_acquire gil;
+    try {
+        static_cast<python_allocator*>(state)->deallocate(reinterpret_cast<std::uintptr_t>(pointer), bytes,
+                                                          reinterpret_cast<std::uintptr_t>(stream));
+    } catch (py::error_already_set& e) {
+        e.discard_as_unraisable("fftconv workspace deallocation");
+    } catch (...) {
+    }
+}
+
+void set_allocator(int device, const py::object& allocate, const py::object& deallocate) {
+    device_guard guard(device);
+    if (allocate.is_none() != deallocate.is_none())
+        invalid("set_allocator: pass both allocate and deallocate, or neither (cudaMalloc)");
+    workspace_allocator allocator{};
+    if (!allocate.is_none()) {
+        auto* state = new python_allocator{allocate, deallocate};  // see python_allocator
+        allocator.allocate = &python_allocate;
+        allocator.deallocate = &python_deallocate;
+        allocator.state = state;
+    }
+    contexts().set_allocator(device, allocator);
+}
+#endif
+
 std::size_t workspace_size(const problem& p, int device) {
     validate(p);
     device_guard guard(device);
@@ -328,9 +390,32 @@ PYBIND11_MODULE(_native, m) {
           py::arg("dw"), py::arg("dbias").none(true), py::arg("device"), py::arg("stream"));
     m.def("transform_filter", &transform_filter, py::arg("problem"), py::arg("w"), py::arg("device"),
           py::arg("stream"));
+    m.def("reserve", &reserve, py::arg("problem"), py::arg("device"), py::arg("stream"), py::arg("backward") = false,
+          "Makes the plans and grows the workspace of the (device, stream) context for `problem` now "
+          "(backward: the two gradients' too), so that calls on it allocate nothing (CUDA graphs).");
+    m.def("set_workspace_limit", [](int device, std::size_t bytes) { contexts().set_workspace_limit(device, bytes); },
+          py::arg("device"), py::arg("bytes"));
+    m.def("workspace_limit", [](int device) { return contexts().workspace_limit(device); }, py::arg("device"));
+    m.def("release", [](int device) { contexts().release(device); }, py::arg("device") = -1,
+          "release() on every cached context of `device` (-1: all): waits, frees workspaces and plans.");
+    m.def("has_context", [](int device, std::uintptr_t stream) { return contexts().contains(device, stream); },
+          py::arg("device"), py::arg("stream"));
+    m.def("borrowable_stream", [](int device) { return contexts().borrowable_stream(device); }, py::arg("device"));
+    m.def("is_capturing", &is_capturing, py::arg("stream"));
+    m.def("context_cache_capacity", [] { return contexts().capacity(); });
+    m.def("set_context_cache_capacity", [](std::size_t n) { contexts().set_capacity(n); }, py::arg("contexts"));
+    m.def("pinned_contexts", [](int device) { return contexts().pinned(device); }, py::arg("device"));
+#ifdef FFTCONV_PYTHON_HAS_ALLOCATOR
+    m.def("set_allocator", &set_allocator, py::arg("device"), py::arg("allocate").none(true),
+          py::arg("deallocate").none(true));
+    m.attr("has_allocator") = true;
+#else
+    m.attr("has_allocator") = false;
+#endif
     m.def("clear_cache", [] { contexts().clear(); },
           "Frees every cached context (workspaces, cuFFT plans). Work in flight must be finished.");
-    m.def("cached_contexts", [] { return contexts().size(); });
+    m.def("cached_contexts", [](int device) { return device < 0 ? contexts().size() : contexts().size(device); },
+          py::arg("device") = -1);
 
     py::class_<python_filter_spectrum>(m, "FilterSpectrum",
                                        "A filter already transformed (inference): pass it as w to conv2d.")
