@@ -16,16 +16,19 @@ padding, groups and bias as F.conv2d takes them).
 
 Calls run on the producer's current stream (torch.cuda.current_stream()) and
 are asynchronous there. One fftconv context (cuFFT plans, workspace) is kept
-per (device, stream); clear_cache() frees them. Errors raise fftconv.Error
+per (device, stream), at most set_context_cache_size() per device (least
+recently used freed first); reserve() sizes one ahead (CUDA graphs),
+set_workspace_limit() bounds the workspaces, release() frees them and
+clear_cache() destroys the contexts. Errors raise fftconv.Error
 subclasses with fftconv's message and status."""
 import atexit as _atexit
 
 from ._errors import CudaError, Error, InvalidArgumentError, OutOfMemoryError
 from . import _native
-from ._api import (DeviceArray, FilterSpectrum, Plan, Problem, conv2d, plan, problem_for,
-                   transform_filter, workspace_size)
-
-__version__ = "0.1.0"
+from ._api import (DeviceArray, FilterSpectrum, Plan, Problem, context_cache_size, conv2d, plan, problem_for,
+                   release, reserve, set_context_cache_size, set_workspace_limit, transform_filter,
+                   workspace_limit, workspace_size)
+from ._version import __version__
 
 device_count = _native.device_count
 compiled_configs = _native.compiled_configs
@@ -49,6 +52,7 @@ def __getattr__(name):
     raise AttributeError(f"module 'fftconv' has no attribute {name!r}")
 
 
-__all__ = ["conv2d", "transform_filter", "plan", "workspace_size", "problem_for", "clear_cache",
+__all__ = ["conv2d", "transform_filter", "plan", "workspace_size", "problem_for", "clear_cache", "reserve",
+           "set_workspace_limit", "workspace_limit", "release", "set_context_cache_size", "context_cache_size",
            "device_count", "compiled_configs", "Problem", "Plan", "FilterSpectrum", "DeviceArray",
            "Error", "InvalidArgumentError", "CudaError", "OutOfMemoryError"]

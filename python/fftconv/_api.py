@@ -5,6 +5,7 @@ padding=padding, dilation=1, groups=groups): the arguments are PyTorch's,
 and stride and dilation are taken only as 1 (anything else raises
 InvalidArgumentError naming them, as the library's validation does)."""
 import operator
+import sys
 
 from . import _frameworks as frameworks
 from . import _native
@@ -175,12 +176,14 @@ def conv2d(x, w, bias=None, stride=1, padding=None, dilation=1, groups=None, *, 
                                    f"x on device {device}")
     _native.require_device(device)
     handle = _resolve_stream(stream, framework, device)
+    _prepare(framework, device)
 
-    x = frameworks.contiguous(x, framework)
+    # Copies of non-dense inputs are made on the stream fftconv reads them on.
+    x = frameworks.contiguous(x, framework, handle)
     if spectrum is None:
-        w = frameworks.contiguous(w, frameworks.framework_of(w))
+        w = frameworks.contiguous(w, frameworks.framework_of(w), handle)
     if bias is not None:
-        bias = frameworks.contiguous(bias, frameworks.framework_of(bias))
+        bias = frameworks.contiguous(bias, frameworks.framework_of(bias), handle)
     if out is None:
         result = frameworks.allocate(framework, x, tuple(problem.output_shape), device, handle)
     else:
@@ -188,14 +191,18 @@ def conv2d(x, w, bias=None, stride=1, padding=None, dilation=1, groups=None, *, 
             raise invalid_argument(f"out has shape {list(frameworks.shape_of(out, 'out'))}; "
                                    f"expected {list(problem.output_shape)}")
         result = out
-    out_argument = result if isinstance(result, DeviceArray) else frameworks.export(result, handle)
-    bias_argument = None if bias is None else frameworks.export(bias, handle)
-    if spectrum is not None:
-        _native.conv2d_with_spectrum(problem, frameworks.export(x, handle), spectrum, bias_argument,
-                                     out_argument, device, handle)
-    else:
-        _native.conv2d(problem, frameworks.export(x, handle), frameworks.export(w, handle), bias_argument,
-                       out_argument, device, handle)
+
+    def call(stream):
+        out_argument = result if isinstance(result, DeviceArray) else frameworks.export(result, stream)
+        bias_argument = None if bias is None else frameworks.export(bias, stream)
+        if spectrum is not None:
+            _native.conv2d_with_spectrum(problem, frameworks.export(x, stream), spectrum, bias_argument,
+                                         out_argument, device, stream)
+        else:
+            _native.conv2d(problem, frameworks.export(x, stream), frameworks.export(w, stream), bias_argument,
+                           out_argument, device, stream)
+
+    frameworks.on_capture_safe_stream(framework, device, handle, call)
     return result if out is not None else frameworks.wrap_output(framework, result)
 
 
@@ -212,5 +219,96 @@ def transform_filter(w, input_shape, *, padding=0, groups=1, stream=None):
     device = frameworks.cuda_device(w, "w")
     _native.require_device(device)
     handle = _resolve_stream(stream, framework, device)
-    w = frameworks.contiguous(w, framework)
+    _prepare(framework, device)
+    w = frameworks.contiguous(w, framework, handle)
     return _native.transform_filter(problem, frameworks.export(w, handle), device, handle)
+
+
+def _prepare(framework, device):
+    """Before fftconv works on `framework`'s arrays on `device`: PyTorch's
+    caching allocator becomes the device's workspace allocator once
+    fftconv.torch is imported (see fftconv.torch.use_caching_allocator)."""
+    if framework == "torch" and frameworks.torch_allocator_hook is not None:
+        frameworks.torch_allocator_hook(device)
+
+
+def _device_and_stream(device, stream, like=None):
+    """(device, stream handle) for the resource calls: `device` (default:
+    like's, else PyTorch's current device when PyTorch is loaded, else 0) and
+    `stream` (default: that framework's current stream there)."""
+    framework = frameworks.framework_of(like) if like is not None else None
+    if device is None:
+        if like is not None and hasattr(like, "__dlpack_device__"):
+            device = frameworks.cuda_device(like, "x")
+        else:
+            torch = sys.modules.get("torch")
+            device = torch.cuda.current_device() if torch is not None and torch.cuda.is_available() else 0
+    if stream is not None:
+        return device, frameworks.stream_handle(stream)
+    if framework is None:
+        framework = "torch" if "torch" in sys.modules else "dlpack"
+    return device, frameworks.current_stream(framework, device)
+
+
+def reserve(x, w=None, *, padding=None, groups=None, backward=False, device=None, stream=None):
+    """Makes the cuFFT plans and grows the workspace of the context fftconv
+    uses on (device, stream) for the problem — reserve(problem) or
+    reserve(x, w, padding=0, groups=1) with tensors or shapes; backward=True
+    also for its two gradients — so that later calls on it allocate nothing:
+    what a CUDA graph capture needs. device: x's (tensors), else PyTorch's
+    current device; stream: the framework's current stream there.
+
+    With PyTorch you rarely need it: a call captured on a stream without a
+    context of its own runs on the context that the warm-up (PyTorch's
+    documented iterations on a side stream) made and sized. Call it for the
+    stream you will capture on (torch.cuda.graph(g, stream=s)) when the
+    warm-up ran elsewhere, or to size the workspace up front."""
+    problem = _as_problem(x, w, padding, groups)
+    like = x if not isinstance(x, (Problem, tuple, list)) else None
+    device, handle = _device_and_stream(device, stream, like)
+    _native.require_device(device)
+    _prepare("torch" if "torch" in sys.modules and (like is None or frameworks.framework_of(like) == "torch")
+             else "dlpack", device)
+    _native.reserve(problem, device, handle, bool(backward))
+
+
+def set_workspace_limit(nbytes, *, device=None):
+    """The most device memory (bytes) each fftconv context of `device`
+    (default: PyTorch's current device, else 0) may take for its workspace,
+    now and for contexts made later; None: no limit but free memory (the
+    default). Problems that need more run in passes that fit, with the
+    same results. A workspace already larger is kept until release()."""
+    device, _ = _device_and_stream(device, 0)
+    if nbytes is None:
+        nbytes = 2 ** 64 - 1
+    nbytes = operator.index(nbytes)
+    if nbytes < 0:
+        raise invalid_argument(f"set_workspace_limit: {nbytes} bytes is negative")
+    _native.set_workspace_limit(device, nbytes)
+
+
+def workspace_limit(*, device=None):
+    """The workspace limit of `device` set by set_workspace_limit (None: no limit)."""
+    device, _ = _device_and_stream(device, 0)
+    limit = _native.workspace_limit(device)
+    return None if limit == 2 ** 64 - 1 else limit
+
+
+def release(*, device=None):
+    """Waits for fftconv's work and frees the workspaces and cuFFT plans of
+    every cached context of `device` (default: all devices); the contexts
+    stay, and allocate again on their next call. CUDA graphs captured from
+    them become invalid. fftconv.clear_cache() destroys the contexts too."""
+    _native.release(-1 if device is None else operator.index(device))
+
+
+def set_context_cache_size(contexts):
+    """How many fftconv contexts (each: cuBLAS handle, cuFFT plans,
+    workspace, a stream) are kept per device, one per stream used (default
+    8): beyond it the least recently used one is freed (after its work),
+    except those used in a CUDA graph capture, kept while the graph may run."""
+    _native.set_context_cache_capacity(operator.index(contexts))
+
+
+def context_cache_size():
+    return _native.context_cache_capacity()

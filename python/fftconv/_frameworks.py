@@ -76,15 +76,71 @@ def current_stream(framework, device):
     return 0
 
 
-def contiguous(array, framework):
+def contiguous(array, framework, stream=None):
     """A dense NCHW version of `array` (a copy only when it is not dense).
     PyTorch tensors are detached: fftconv.conv2d is not differentiable
-    (fftconv.torch.Conv2d is)."""
+    (fftconv.torch.conv2d is).
+
+    A copy is made on `stream` (the stream fftconv will read it on; None:
+    the current one), after the producer's current stream's work: the
+    producer's stream-ordered allocator then keeps its memory for that
+    stream, so it is not handed to other work on the current stream while
+    fftconv still reads it there."""
     if framework == "torch":
-        return array.detach().contiguous()
+        array = array.detach()
+        if array.is_contiguous():
+            return array
+        torch = sys.modules["torch"]
+        current = torch.cuda.current_stream(array.device)
+        if stream is None or stream == current.cuda_stream:
+            return array.contiguous()
+        target = torch.cuda.ExternalStream(stream, device=array.device)
+        target.wait_stream(current)
+        with torch.cuda.stream(target):
+            copy = array.contiguous()
+        return copy
     if framework == "cupy":
-        return sys.modules["cupy"].ascontiguousarray(array)
+        cupy = sys.modules["cupy"]
+        if array.flags.c_contiguous:
+            return array
+        with cupy.cuda.Device(array.device.id):
+            current = cupy.cuda.get_current_stream()
+            if stream is None or stream == current.ptr:
+                return cupy.ascontiguousarray(array)
+            target = cupy.cuda.ExternalStream(stream)
+            target.wait_event(current.record())
+            with target:
+                return cupy.ascontiguousarray(array)
     return array  # other producers: the native check names a non-dense layout
+
+
+# Set by fftconv.torch on import: installs PyTorch's caching allocator as a
+# device's workspace allocator (called before fftconv works on torch tensors).
+torch_allocator_hook = None
+
+
+def on_capture_safe_stream(framework, device, stream, call):
+    """call(stream), except during a PyTorch CUDA graph capture on a stream
+    that has no fftconv context: making one allocates, which a capture
+    forbids. Then the call runs on the stream of the device's most recently
+    used context (the one PyTorch's warm-up on a side stream made and sized),
+    forked from the capture and joined back with events, so that both
+    streams' work is in the graph. Without such a context the native call
+    refuses, saying what to do."""
+    if framework != "torch" or stream == 0 or _native.has_context(device, stream) or \
+            not _native.is_capturing(stream):
+        return call(stream)
+    borrowed = _native.borrowable_stream(device)
+    if borrowed == 0:
+        return call(stream)
+    torch = sys.modules["torch"]
+    capture = torch.cuda.ExternalStream(stream, device=torch.device("cuda", device))
+    side = torch.cuda.ExternalStream(borrowed, device=torch.device("cuda", device))
+    side.wait_stream(capture)
+    try:
+        return call(borrowed)
+    finally:
+        capture.wait_stream(side)
 
 
 def allocate(framework, like, shape, device, stream):
