@@ -15,7 +15,11 @@ def no_gpu():
 
 
 def test_import_and_version():
-    assert fftconv.__version__ == "0.1.0"
+    import pathlib
+    import re
+    meson_build = (pathlib.Path(__file__).resolve().parents[2] / "meson.build").read_text()
+    version = re.search(r"project\('fftconv'.*?version\s*:\s*'([^']+)'", meson_build, re.S).group(1)
+    assert fftconv.__version__ == version
     assert isinstance(fftconv.device_count(), int) and fftconv.device_count() >= 0
 
 
@@ -612,25 +616,7 @@ def test_conv2d_module_fftconv_path_plumbing(monkeypatch, arguments):
     torch = pytest.importorskip("torch")
     import fftconv.torch as fftconv_torch
     calls = []
-
-    def conv2d_on_the_cpu(x, w, bias=None, stride=1, padding=None, dilation=1, groups=None, **keywords):
-        assert isinstance(padding, tuple) and all(isinstance(p, int) for p in padding)
-        calls.append(dict(padding=padding, groups=groups, bias=bias is not None))
-        return torch.nn.functional.conv2d(x.detach(), w.detach(), None if bias is None else bias.detach(),
-                                          padding=padding, groups=groups)
-
-    def data_gradient_on_the_cpu(problem, dy, weight):
-        return torch.nn.grad.conv2d_input(tuple(problem.input_shape), weight, dy, padding=problem.padding,
-                                          groups=problem.groups)
-
-    def filter_gradient_on_the_cpu(problem, x, dy, with_bias):
-        dw = torch.nn.grad.conv2d_weight(x, tuple(problem.filter_shape), dy, padding=problem.padding,
-                                         groups=problem.groups)
-        return dw, dy.sum((0, 2, 3)) if with_bias else None
-
-    monkeypatch.setattr(fftconv_torch._api, "conv2d", conv2d_on_the_cpu)
-    monkeypatch.setattr(fftconv_torch, "_data_gradient", data_gradient_on_the_cpu)
-    monkeypatch.setattr(fftconv_torch, "_filter_gradient", filter_gradient_on_the_cpu)
+    patch_computations_with_the_cpu(monkeypatch, torch, fftconv_torch, calls)
     monkeypatch.setattr(fftconv_torch.Conv2d, "unsupported_reason", lambda self, input: None)
     torch.manual_seed(1)
     layer = fftconv_torch.Conv2d(4, 8, **arguments).double()
@@ -641,6 +627,7 @@ def test_conv2d_module_fftconv_path_plumbing(monkeypatch, arguments):
     y, y_reference = layer(x), reference(x_reference)
     torch.testing.assert_close(y, y_reference)
     assert calls and calls[-1]["groups"] == layer.groups and calls[-1]["bias"] == (layer.bias is not None)
+    assert all(isinstance(p, int) for p in calls[-1]["padding"]) and len(calls[-1]["padding"]) == 2
     grad = torch.randn_like(y)
     y.backward(grad)
     y_reference.backward(grad)
@@ -652,3 +639,127 @@ def test_conv2d_module_fftconv_path_plumbing(monkeypatch, arguments):
         torch.testing.assert_close(layer(x), y_reference)
     unbatched = layer(x[0].detach())
     torch.testing.assert_close(unbatched, y_reference[0].detach())
+
+
+def patch_computations_with_the_cpu(monkeypatch, torch, fftconv_torch, calls):
+    """fftconv.torch's operators with their device computations replaced by
+    PyTorch's on the CPU (same arguments, same results): what the operators,
+    their autograd and the layer hand fftconv can be checked without a GPU."""
+    F = torch.nn.functional
+
+    def conv2d_on_the_cpu(x, w, bias, padding, groups):
+        assert isinstance(padding, list) and all(isinstance(p, int) for p in padding)
+        calls.append(dict(padding=tuple(padding), groups=groups, bias=bias is not None))
+        return F.conv2d(x, w, bias, padding=tuple(padding), groups=groups)
+
+    def data_gradient_on_the_cpu(dy, w, padding, groups):
+        return torch.nn.grad.conv2d_input(fftconv_torch._input_size(dy, w, padding, groups), w, dy,
+                                          padding=tuple(padding), groups=groups)
+
+    def filter_gradient_on_the_cpu(x, dy, weight_size, padding, groups, bias):
+        dw = torch.nn.grad.conv2d_weight(x, tuple(weight_size), dy, padding=tuple(padding), groups=groups)
+        return dw, dy.sum((0, 2, 3)) if bias else dy.new_empty(0)
+
+    monkeypatch.setattr(fftconv_torch, "_compute_conv2d", conv2d_on_the_cpu)
+    monkeypatch.setattr(fftconv_torch, "_compute_backward_data", data_gradient_on_the_cpu)
+    monkeypatch.setattr(fftconv_torch, "_compute_backward_filter", filter_gradient_on_the_cpu)
+
+
+@pytest.mark.parametrize("padding, groups, bias", [((2, 1), 1, True), ((1, 3), 2, False), ((0, 0), 4, True)])
+def test_operators_are_twice_differentiable(monkeypatch, padding, groups, bias):
+    """Issue 24.9: double backward (a gradient penalty) must not drop terms.
+    The three operators' registered gradients (each other, and conv2d) pass
+    gradcheck and gradgradcheck in float64, with the device computations
+    replaced by PyTorch's on the CPU."""
+    torch = pytest.importorskip("torch")
+    import fftconv.torch as fftconv_torch
+    patch_computations_with_the_cpu(monkeypatch, torch, fftconv_torch, [])
+    generator = torch.Generator().manual_seed(3)
+    x = torch.randn(2, 4, 7, 6, dtype=torch.float64, generator=generator, requires_grad=True)
+    w = torch.randn(4, 4 // groups, 3, 4, dtype=torch.float64, generator=generator, requires_grad=True)
+    b = torch.randn(4, dtype=torch.float64, generator=generator, requires_grad=True) if bias else None
+    inputs = (x, w) + ((b,) if bias else ())
+
+    def forward(x, w, *b):
+        return torch.ops.fftconv.conv2d(x, w, b[0] if b else None, list(padding), groups)
+
+    assert torch.autograd.gradcheck(forward, inputs)
+    assert torch.autograd.gradgradcheck(forward, inputs)
+    y = forward(*inputs)
+    dy = torch.randn(y.shape, dtype=torch.float64, generator=generator, requires_grad=True)
+    assert torch.autograd.gradgradcheck(
+        lambda dy, w: torch.ops.fftconv.conv2d_backward_data(dy, w, list(padding), groups), (dy, w))
+    assert torch.autograd.gradgradcheck(
+        lambda x, dy: torch.ops.fftconv.conv2d_backward_filter(x, dy, list(w.shape), list(padding), groups,
+                                                                bias), (x, dy))
+
+
+def test_fallback_warnings_point_at_the_callers_line():
+    torch = pytest.importorskip("torch")
+    import sys
+    import warnings
+    import fftconv.torch as fftconv_torch
+    layer = fftconv_torch.Conv2d(2, 3, 5, stride=2)
+    x = torch.randn(1, 2, 12, 12)
+    fftconv_torch._warned.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        layer(x)
+    caught = [c for c in caught if "fftconv" in str(c.message)]
+    assert [(c.filename, c.lineno) for c in caught] == [(__file__, line)], [str(c.message) for c in caught]
+
+
+def test_convert_swaps_large_kernel_layers_keeping_their_parameters():
+    torch = pytest.importorskip("torch")
+    import sys
+    import warnings
+    import fftconv.torch as fftconv_torch
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.large = nn.Conv2d(8, 8, 31, padding=15, groups=8)
+            self.act = nn.GELU()
+            self.pointwise = nn.Conv2d(8, 8, 1)
+            self.strided = nn.Conv2d(8, 8, 9, stride=2)
+            self.small = nn.Conv2d(8, 8, 3, padding=1)
+            self.rectangular = nn.Conv2d(8, 8, (1, 13), padding=(0, 6))
+
+    model = Block()
+    state = {k: v.clone() for k, v in model.state_dict().items()}
+    weight = model.large.weight
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        converted = fftconv_torch.convert(model)
+    assert converted is model
+    assert type(model.large) is fftconv_torch.Conv2d and model.large.weight is weight
+    assert type(model.rectangular) is fftconv_torch.Conv2d
+    assert type(model.pointwise) is nn.Conv2d and type(model.small) is nn.Conv2d
+    assert type(model.strided) is nn.Conv2d
+    caught = [c for c in caught if "fftconv" in str(c.message)]
+    assert [(c.filename, c.lineno) for c in caught] == [(__file__, line)]
+    assert "strided" in str(caught[0].message)
+    assert all(torch.equal(state[k], v) for k, v in model.state_dict().items())
+    model2 = fftconv_torch.convert(Block(), min_kernel_size=3, warn=False)
+    assert type(model2.small) is fftconv_torch.Conv2d and type(model2.pointwise) is nn.Conv2d
+
+
+def test_context_cache_and_workspace_settings_need_no_gpu():
+    saved = fftconv.context_cache_size()
+    assert saved == 8
+    fftconv.set_context_cache_size(3)
+    assert fftconv.context_cache_size() == 3
+    fftconv.set_context_cache_size(saved)
+    with pytest.raises(fftconv.InvalidArgumentError, match="at least 1"):
+        fftconv.set_context_cache_size(0)
+    fftconv.set_workspace_limit(1 << 20, device=0)
+    assert fftconv.workspace_limit(device=0) == 1 << 20
+    fftconv.set_workspace_limit(None, device=0)
+    assert fftconv.workspace_limit(device=0) is None
+    with pytest.raises(fftconv.InvalidArgumentError, match="negative"):
+        fftconv.set_workspace_limit(-1, device=0)
+    fftconv.release()  # nothing cached: nothing to wait for
+    assert callable(fftconv.reserve)

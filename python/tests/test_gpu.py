@@ -10,6 +10,7 @@ full_operator' runs the rest.
 The accuracy bar is the project's: relative L2 error <= 5e-7 and every
 element within 1e-3 + 1e-3 * |exact|."""
 import copy
+import sys
 import warnings
 
 import pytest
@@ -538,3 +539,382 @@ def test_a_depthwise_block_trains_like_nn_conv2d(strict_float32):
     assert losses[0][-1] < losses[0][0], f"the loss did not fall: {losses[0]}"
     for mine, reference in zip(*losses):
         assert abs(mine - reference) <= 1e-4 * abs(reference), f"{losses[0]} vs {losses[1]}"
+
+
+# Issue 24 (Python findings) and issue 25 (PyTorch-native): streams, the
+# context cache, CUDA graphs, double backward, layouts, the torch.library
+# operators (opcheck, torch.compile, torch.export), autocast and half
+# tensors, torch's caching allocator, convert().
+
+
+def relative_l2(y, exact):
+    return ((y.double() - exact).norm() / exact.norm()).item()
+
+
+def test_explicit_stream_copies_of_non_dense_inputs_live_until_fftconv_reads_them():
+    # Issue 24.3: the copy of a non-dense x was made (and freed) on the
+    # current stream while fftconv read it on `stream=`; the current stream's
+    # next allocations reused it at once.
+    x, w = random_problem((2, 16, 16, 128, 128, 9), seed=40)
+    xt = x.transpose(2, 3)
+    exact = exact_conv2d(xt.contiguous(), w)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(300_000_000)  # fftconv's work on `side` waits behind this
+    y = fftconv.conv2d(xt, w, stream=side)
+    garbage = [torch.full(xt.shape, float("nan"), device=DEVICE) for _ in range(4)]
+    torch.cuda.synchronize()
+    del garbage
+    assert_accurate(y, exact)
+
+
+def test_the_context_cache_is_bounded_per_device():
+    # Issue 24.7: one context per stream handle was kept for ever.
+    fftconv.clear_cache()
+    x, w = random_problem((1, 4, 4, 32, 32, 5), seed=41)
+    streams = [torch.cuda.Stream() for _ in range(fftconv.context_cache_size() + 5)]
+    for stream in streams:
+        with torch.cuda.stream(stream):
+            fftconv.conv2d(x, w)
+    torch.cuda.synchronize()
+    assert fftconv._native.cached_contexts(DEVICE.index) <= fftconv.context_cache_size() == 8
+    saved = fftconv.context_cache_size()
+    fftconv.set_context_cache_size(2)
+    try:
+        with torch.cuda.stream(streams[0]):
+            y = fftconv.conv2d(x, w)
+        torch.cuda.synchronize()
+        assert fftconv._native.cached_contexts(DEVICE.index) <= 2
+        assert_accurate(y, exact_conv2d(x, w))
+        with pytest.raises(fftconv.InvalidArgumentError, match="at least 1"):
+            fftconv.set_context_cache_size(0)
+    finally:
+        fftconv.set_context_cache_size(saved)
+
+
+def replknet_like(channels, kernel, *, fftconv_pointwise=True, bias=True):
+    """A RepLKNet-style block: depthwise kernel x kernel 'same' + bias, GELU, 1x1, residual."""
+    pointwise = fftconv.torch.Conv2d if fftconv_pointwise else torch.nn.Conv2d
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.depthwise = fftconv.torch.Conv2d(channels, channels, kernel, padding="same", groups=channels,
+                                                  bias=bias)
+            self.act = torch.nn.GELU()
+            self.pointwise = pointwise(channels, channels, 1)
+
+        def forward(self, x):
+            return x + self.pointwise(self.act(self.depthwise(x)))
+
+    return Block()
+
+
+def test_cuda_graph_with_pytorch_documented_warm_up_replays_on_new_data():
+    # Issue 24.4 / 25.4: warm-up on a side stream, then torch.cuda.graph,
+    # failed with cudaErrorStreamCaptureInvalidated (the context was made
+    # during the capture).
+    fftconv.clear_cache()
+    torch.manual_seed(50)
+    model = replknet_like(16, 13).to(DEVICE)
+    reference = copy.deepcopy(model)
+    loss_fn = torch.nn.MSELoss()
+    static_input = torch.randn(2, 16, 40, 40, device=DEVICE)
+    static_target = torch.randn(2, 16, 40, 40, device=DEVICE)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            model.zero_grad(set_to_none=True)
+            loss_fn(model(static_input), static_target).backward()
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    model.zero_grad(set_to_none=True)
+    with torch.cuda.graph(graph):
+        static_output = model(static_input)
+        static_loss = loss_fn(static_output, static_target)
+        static_loss.backward()
+    assert fftconv._native.pinned_contexts(DEVICE.index) >= 1
+    for seed in (1, 2):
+        generator = torch.Generator(device=DEVICE).manual_seed(seed)
+        data = torch.randn(2, 16, 40, 40, device=DEVICE, generator=generator)
+        target = torch.randn(2, 16, 40, 40, device=DEVICE, generator=generator)
+        static_input.copy_(data)
+        static_target.copy_(target)
+        before = dict(fftconv.torch.calls)
+        graph.replay()
+        assert fftconv.torch.calls == before  # the graph ran fftconv's kernels, not Python
+        reference.zero_grad(set_to_none=True)
+        output = reference(data)
+        loss_fn(output, target).backward()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(static_output, output, rtol=1e-5, atol=1e-5)
+        for graphed, eager in zip(model.parameters(), reference.parameters()):
+            torch.testing.assert_close(graphed.grad, eager.grad, rtol=1e-4, atol=1e-6)
+
+
+def test_make_graphed_callables_replays_forward_and_backward():
+    fftconv.clear_cache()
+    torch.manual_seed(51)
+    model = replknet_like(8, 9).to(DEVICE)
+    reference = copy.deepcopy(model)
+    sample = torch.randn(2, 8, 32, 32, device=DEVICE, requires_grad=True)
+    graphed = torch.cuda.make_graphed_callables(model, (sample,))
+    for seed in (3, 4):
+        generator = torch.Generator(device=DEVICE).manual_seed(seed)
+        data = torch.randn(2, 8, 32, 32, device=DEVICE, generator=generator)
+        grad = torch.randn(2, 8, 32, 32, device=DEVICE, generator=generator)
+        model.zero_grad(set_to_none=True)
+        reference.zero_grad(set_to_none=True)
+        x = data.clone().requires_grad_(True)
+        x_reference = data.clone().requires_grad_(True)
+        y = graphed(x)
+        y.backward(grad)
+        y_reference = reference(x_reference)
+        y_reference.backward(grad)
+        torch.cuda.synchronize()
+        torch.testing.assert_close(y, y_reference, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(x.grad, x_reference.grad, rtol=1e-5, atol=1e-5)
+        for p, q in zip(model.parameters(), reference.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-6)
+
+
+def test_reserve_sizes_the_context_of_the_stream_a_graph_is_captured_on():
+    fftconv.clear_cache()
+    x, w = random_problem((2, 8, 8, 48, 48, 11), seed=52)
+    stream = torch.cuda.Stream()
+    fftconv.reserve(x, w, padding=5, stream=stream)
+    fftconv.reserve(fftconv.problem_for(x.shape, w.shape, padding=5), backward=True, stream=stream)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=stream):
+        y = fftconv.conv2d(x, w, padding=5)
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert_accurate(y, F.conv2d(x.double(), w.double(), padding=5))
+
+
+def test_a_capture_without_warm_up_or_reserve_is_refused_saying_what_to_do():
+    fftconv.clear_cache()
+    x, w = random_problem((1, 4, 4, 24, 24, 5), seed=53)
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(fftconv.InvalidArgumentError, match="warm-up.*fftconv.reserve"):
+        with torch.cuda.graph(graph):
+            fftconv.conv2d(x, w)
+    torch.cuda.synchronize()
+    assert_accurate(fftconv.conv2d(x, w), exact_conv2d(x, w))  # and fftconv works after
+
+
+def test_workspace_limit_and_release_from_python():
+    x, w = random_problem((2, 16, 16, 96, 96, 17), seed=54)
+    exact = exact_conv2d(x, w)
+    assert fftconv.workspace_limit() is None
+    fftconv.set_workspace_limit(4 << 20)
+    try:
+        assert fftconv.workspace_limit() == 4 << 20
+        assert fftconv.workspace_size(x, w) <= 4 << 20
+        assert_accurate(fftconv.conv2d(x, w), exact)  # in passes
+    finally:
+        fftconv.set_workspace_limit(None)
+    fftconv.release()
+    assert_accurate(fftconv.conv2d(x, w), exact)
+
+
+def test_the_workspace_comes_from_torch_caching_allocator():
+    # Issue 25.4: torch.cuda.memory_allocated did not see fftconv's workspace.
+    assert fftconv._native.has_allocator
+    x, w = random_problem((2, 64, 64, 128, 128, 16), seed=55)
+    fftconv.conv2d(x[:1, :1, :8, :8].contiguous(), w[:1, :1, :3, :3].contiguous())  # installs the allocator
+    fftconv.clear_cache()
+    needed = fftconv.workspace_size(x, w)
+    stream = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    with torch.cuda.stream(stream):
+        y = fftconv.conv2d(x, w)
+    torch.cuda.synchronize()
+    grown = torch.cuda.memory_allocated() - before - y.numel() * 4
+    assert grown >= needed > 0, (grown, needed)
+    fftconv.clear_cache()
+    assert torch.cuda.memory_allocated() - before - y.numel() * 4 <= 0
+    fftconv.torch.use_caching_allocator(False)
+    try:
+        with torch.cuda.stream(stream):
+            y = fftconv.conv2d(x, w)
+        torch.cuda.synchronize()
+        assert torch.cuda.memory_allocated() - before - y.numel() * 4 <= 0  # cudaMalloc: invisible
+    finally:
+        fftconv.torch.use_caching_allocator(True)
+    assert_accurate(y, exact_conv2d(x, w))
+
+
+def test_double_backward_is_exact():
+    # Issue 24.9: a gradient penalty (create_graph=True) lost its share of dw.
+    torch.manual_seed(56)
+    layer = fftconv.torch.Conv2d(4, 6, 5, padding=2, bias=True).to(DEVICE)
+    x = torch.randn(2, 4, 24, 24, device=DEVICE, requires_grad=True)
+    (gx,) = torch.autograd.grad(layer(x).pow(2).sum(), x, create_graph=True)
+    gx.pow(2).sum().backward()
+    w64 = layer.weight.detach().double().requires_grad_(True)
+    b64 = layer.bias.detach().double().requires_grad_(True)
+    x64 = x.detach().double().requires_grad_(True)
+    (gx64,) = torch.autograd.grad(F.conv2d(x64, w64, b64, padding=2).pow(2).sum(), x64, create_graph=True)
+    gx64.pow(2).sum().backward()
+    assert relative_l2(gx, gx64.detach()) <= 1e-6
+    assert relative_l2(layer.weight.grad, w64.grad) <= 1e-5
+    assert relative_l2(layer.bias.grad, b64.grad) <= 1e-5
+    assert relative_l2(x.grad, x64.grad) <= 1e-5
+
+
+@pytest.mark.parametrize("layout", ["channels_last", "transposed", "sliced"])
+def test_non_dense_x_w_and_dy_train_and_keep_the_memory_format(layout):
+    # Issue 24.14 / 25.3: backward refused "x is not a dense NCHW tensor".
+    torch.manual_seed(57)
+    layer = fftconv.torch.Conv2d(8, 8, 7, padding=3, groups=2, bias=True).to(DEVICE)
+    base = torch.randn(2, 8, 30, 30, device=DEVICE)
+    if layout == "channels_last":
+        layer = layer.to(memory_format=torch.channels_last)
+        assert layer.weight.is_contiguous(memory_format=torch.channels_last)
+        x = base.to(memory_format=torch.channels_last)
+    elif layout == "transposed":
+        x = base.transpose(2, 3)
+    else:
+        x = torch.randn(2, 8, 30, 60, device=DEVICE)[..., ::2]
+    x = x.detach().requires_grad_(True)
+    y = layer(x)
+    assert y.is_contiguous(memory_format=torch.channels_last) == (layout == "channels_last")
+    dy = torch.randn(2, 8, 30, 60, device=DEVICE)[..., 1::2]
+    if layout == "channels_last":
+        dy = dy.contiguous(memory_format=torch.channels_last)
+    y.backward(dy)
+    x64 = x.detach().double().requires_grad_(True)
+    w64 = layer.weight.detach().double().requires_grad_(True)
+    b64 = layer.bias.detach().double().requires_grad_(True)
+    y64 = F.conv2d(x64, w64, b64, padding=3, groups=2)
+    y64.backward(dy.double())
+    assert_accurate(y, y64.detach())
+    assert relative_l2(x.grad, x64.grad) <= 5e-7
+    assert relative_l2(layer.weight.grad, w64.grad) <= 1e-6
+    assert relative_l2(layer.bias.grad, b64.grad) <= 1e-6
+
+
+def test_the_operators_pass_opcheck():
+    x = torch.randn(2, 4, 20, 18, device=DEVICE, requires_grad=True)
+    w = torch.randn(4, 1, 7, 5, device=DEVICE, requires_grad=True)
+    b = torch.randn(4, device=DEVICE, requires_grad=True)
+    dy = torch.randn(2, 4, 20, 18, device=DEVICE, requires_grad=True)
+    ops = torch.ops.fftconv
+    cases = [
+        (ops.conv2d.default, (x, w, b, [3, 2], 4)),
+        (ops.conv2d.default, (x.detach().to(memory_format=torch.channels_last).requires_grad_(True), w, None,
+                              [3, 2], 4)),
+        (ops.conv2d_backward_data.default, (dy, w, [3, 2], 4)),
+        (ops.conv2d_backward_filter.default, (x, dy, [4, 1, 7, 5], [3, 2], 4, True)),
+        (ops.conv2d_backward_filter.default, (x, dy, [4, 1, 7, 5], [3, 2], 4, False)),
+    ]
+    for op, arguments in cases:
+        torch.library.opcheck(op, arguments)
+
+
+def profile_kernels(run):
+    activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=activities) as profile:
+        run()
+        torch.cuda.synchronize()
+    return [event.name for event in profile.events()]
+
+
+def test_torch_compile_fullgraph_runs_fftconv_and_matches_eager(strict_float32):
+    torch.manual_seed(58)
+    block = replknet_like(32, 31).to(DEVICE)
+    x = torch.randn(4, 32, 40, 40, device=DEVICE)
+    grad = torch.randn(4, 32, 40, 40, device=DEVICE)
+    x_eager = x.clone().requires_grad_(True)
+    y_eager = block(x_eager)
+    y_eager.backward(grad)
+    eager_grads = [p.grad.clone() for p in block.parameters()]
+    block.zero_grad(set_to_none=True)
+    compiled = torch.compile(block, fullgraph=True)
+    x_compiled = x.clone().requires_grad_(True)
+    before = dict(fftconv.torch.calls)
+    y_compiled = compiled(x_compiled)
+    y_compiled.backward(grad)
+    torch.cuda.synchronize()
+    assert fftconv.torch.calls["conv2d"] - before["conv2d"] == 2
+    assert fftconv.torch.calls["conv2d_backward_data"] - before["conv2d_backward_data"] == 2
+    assert fftconv.torch.calls["conv2d_backward_filter"] - before["conv2d_backward_filter"] == 2
+    torch.testing.assert_close(y_compiled, y_eager, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(x_compiled.grad, x_eager.grad, rtol=1e-5, atol=1e-5)
+    for p, eager in zip(block.parameters(), eager_grads):
+        torch.testing.assert_close(p.grad, eager, rtol=1e-4, atol=1e-5)
+    names = profile_kernels(lambda: compiled(x_compiled).backward(grad))
+    assert any("fftconv" in name and "::" in name and not name.startswith("fftconv::") for name in names), \
+        "no fftconv kernel in the profile"
+    convolutions = [name for name in names if "convolution" in name or "cudnn" in name.lower()]
+    assert not convolutions, convolutions
+
+
+def test_torch_export_keeps_the_fftconv_operator():
+    torch.manual_seed(59)
+    block = replknet_like(16, 15).to(DEVICE)
+    x = torch.randn(2, 16, 32, 32, device=DEVICE)
+    exported = torch.export.export(block, (x,))
+    targets = [node.target for node in exported.graph.nodes if node.op == "call_function"]
+    assert targets.count(torch.ops.fftconv.conv2d.default) == 2
+    torch.testing.assert_close(exported.module()(x), block(x), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_autocast_runs_fftconv_and_returns_autocast_dtype(dtype):
+    torch.manual_seed(60)
+    layer = fftconv.torch.Conv2d(16, 16, 15, padding="same", groups=16).to(DEVICE)
+    x = torch.randn(2, 16, 48, 48, device=DEVICE, requires_grad=True)
+    before = dict(fftconv.torch.calls)
+    with torch.autocast("cuda", dtype=dtype):
+        y = layer(x)
+    assert y.dtype == dtype
+    assert fftconv.torch.calls["conv2d"] == before["conv2d"] + 1
+    rounded = [t.detach().to(dtype).double() for t in (x, layer.weight, layer.bias)]
+    exact = F.conv2d(*rounded, padding=7, groups=16)
+    # As accurate as FP32 on the rounded inputs: the error is the output's own rounding.
+    assert relative_l2(y, exact) <= 1.02 * relative_l2(exact.to(dtype), exact) + 1e-6
+    y.float().sum().backward()
+    assert fftconv.torch.calls["conv2d_backward_data"] == before["conv2d_backward_data"] + 1
+    assert fftconv.torch.calls["conv2d_backward_filter"] == before["conv2d_backward_filter"] + 1
+    assert layer.weight.grad.dtype == torch.float32 and x.grad.dtype == torch.float32
+    assert torch.isfinite(layer.weight.grad).all() and torch.isfinite(x.grad).all()
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_half_tensors_run_fftconv_in_float32(dtype):
+    torch.manual_seed(61)
+    layer = fftconv.torch.Conv2d(8, 8, 9, padding=4).to(DEVICE, dtype)
+    x = torch.randn(2, 8, 40, 40, device=DEVICE, dtype=dtype)
+    before = fftconv.torch.calls["conv2d"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        y = layer(x)
+    assert fftconv.torch.calls["conv2d"] == before + 1 and y.dtype == dtype
+    exact = F.conv2d(x.double(), layer.weight.double(), layer.bias.double(), padding=4)
+    assert relative_l2(y, exact) <= 1.02 * relative_l2(exact.to(dtype), exact) + 1e-6
+
+
+def test_functional_conv2d_is_differentiable_and_falls_back_with_a_warning_at_the_callers_line():
+    torch.manual_seed(62)
+    x = torch.randn(2, 6, 30, 30, device=DEVICE, requires_grad=True)
+    w = torch.randn(6, 3, 9, 9, device=DEVICE, requires_grad=True)
+    b = torch.randn(6, device=DEVICE, requires_grad=True)
+    y = fftconv.torch.conv2d(x, w, b, 1, "same", 1, 2)
+    assert_accurate(y, F.conv2d(x.double(), w.double(), b.double(), padding="same", groups=2))
+    y.sum().backward()
+    assert x.grad is not None and w.grad is not None and b.grad is not None
+    fftconv.torch._warned.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = sys._getframe().f_lineno + 1
+        strided = fftconv.torch.conv2d(x, w, b, 2, 4, 1, 2)
+    caught = [c for c in caught if "fftconv" in str(c.message)]
+    assert [(c.filename, c.lineno) for c in caught] == [(__file__, line)], [str(c.message) for c in caught]
+    torch.testing.assert_close(strided, F.conv2d(x, w, b, 2, 4, 1, 2))
