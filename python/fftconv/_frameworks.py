@@ -118,6 +118,10 @@ def contiguous(array, framework, stream=None):
 # device's workspace allocator (called before fftconv works on torch tensors).
 torch_allocator_hook = None
 
+# The last stream of each device that a PyTorch call ran on outside a
+# capture: the context a capture borrows first.
+_last_stream = {}
+
 
 def on_capture_safe_stream(framework, device, stream, call):
     """call(stream), except during a PyTorch CUDA graph capture on a stream
@@ -129,10 +133,20 @@ def on_capture_safe_stream(framework, device, stream, call):
     refuses, saying what to do."""
     if framework != "torch" or stream == 0 or _native.has_context(device, stream) or \
             not _native.is_capturing(stream):
+        if framework == "torch" and stream != 0:
+            _last_stream[device] = stream
         return call(stream)
-    borrowed = _native.borrowable_stream(device)
+    borrowed = _last_stream.get(device, 0)
+    if borrowed == stream or not _native.has_context(device, borrowed) or _native.is_capturing(borrowed):
+        borrowed = _native.borrowable_stream(device)
     if borrowed == 0:
-        return call(stream)
+        cached = ", ".join(f"stream 0x{s:x}" + (" (being captured)" if capturing else "") + (" (pinned)" if pinned else "")
+                           for s, capturing, pinned in _native.cached_streams(device)) or "none"
+        raise invalid_argument(
+            f"stream 0x{stream:x} on CUDA device {device} is being captured into a CUDA graph and has no "
+            "fftconv context, and making one allocates: run the captured calls once before capturing "
+            "(PyTorch: the warm-up iterations on a side stream), or call fftconv.reserve(...) for each "
+            f"problem on the stream you capture on. Contexts on this device: {cached}")
     torch = sys.modules["torch"]
     capture = torch.cuda.ExternalStream(stream, device=torch.device("cuda", device))
     side = torch.cuda.ExternalStream(borrowed, device=torch.device("cuda", device))

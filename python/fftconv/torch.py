@@ -114,9 +114,12 @@ def _memory_format(t):
 def _dense_float(t):
     """`t` as a dense NCHW float32 tensor, on the current stream (the stream
     fftconv then reads it on): t itself when it already is one, else one copy."""
-    if t.dtype != torch.float32 or not t.is_contiguous():
-        return t.to(dtype=torch.float32, memory_format=torch.contiguous_format)
-    return t
+    # (Not t.to(memory_format=torch.contiguous_format): to() returns t itself
+    # for any strides it does not take for channels_last, transposes and
+    # expanded gradients included.)
+    if t.dtype != torch.float32:
+        t = t.to(torch.float32)
+    return t if t.is_contiguous() else t.contiguous()
 
 
 def _launch(device, call):

@@ -1,5 +1,6 @@
 #include "context_cache.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -90,6 +91,16 @@ std::size_t context_cache::pinned(int device) const noexcept {
     std::size_t n = 0;
     for (const auto& e : entries_) n += e.device == device && e.pinned;
     return n;
+}
+
+std::vector<std::tuple<std::uintptr_t, bool, bool>> context_cache::streams(int device) const {
+    std::vector<const entry*> of_device;
+    for (const auto& e : entries_)
+        if (e.device == device) of_device.push_back(&e);
+    std::sort(of_device.begin(), of_device.end(), [](const entry* a, const entry* b) { return a->last_use < b->last_use; });
+    std::vector<std::tuple<std::uintptr_t, bool, bool>> result;
+    for (const entry* e : of_device) result.emplace_back(e->stream, is_capturing(e->stream), e->pinned);
+    return result;
 }
 
 void context_cache::evict_for_one_more(int device) {

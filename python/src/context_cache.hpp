@@ -22,6 +22,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "fftconv/context.hpp"
@@ -80,6 +81,8 @@ public:
     std::size_t size() const noexcept { return entries_.size(); }
     std::size_t size(int device) const noexcept;
     std::size_t pinned(int device) const noexcept;
+    // (stream, being captured, pinned) of each context of `device`, least recently used first.
+    std::vector<std::tuple<std::uintptr_t, bool, bool>> streams(int device) const;
 
     std::size_t capacity() const noexcept { return capacity_; }
     // At least 1. Evicts beyond it at the next new context.

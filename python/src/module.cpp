@@ -402,6 +402,8 @@ PYBIND11_MODULE(_native, m) {
           py::arg("device"), py::arg("stream"));
     m.def("borrowable_stream", [](int device) { return contexts().borrowable_stream(device); }, py::arg("device"));
     m.def("is_capturing", &is_capturing, py::arg("stream"));
+    m.def("cached_streams", [](int device) { return contexts().streams(device); }, py::arg("device"),
+          "(stream, being captured, pinned) of each cached context of `device`, least recently used first.");
     m.def("context_cache_capacity", [] { return contexts().capacity(); });
     m.def("set_context_cache_capacity", [](std::size_t n) { contexts().set_capacity(n); }, py::arg("contexts"));
     m.def("pinned_contexts", [](int device) { return contexts().pinned(device); }, py::arg("device"));
