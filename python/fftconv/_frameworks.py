@@ -137,7 +137,7 @@ def on_capture_safe_stream(framework, device, stream, call):
             _last_stream[device] = stream
         return call(stream)
     borrowed = _last_stream.get(device, 0)
-    if borrowed == stream or not _native.has_context(device, borrowed) or _native.is_capturing(borrowed):
+    if borrowed == stream or not _native.has_context(device, borrowed):
         borrowed = _native.borrowable_stream(device)
     if borrowed == 0:
         cached = ", ".join(f"stream 0x{s:x}" + (" (being captured)" if capturing else "") + (" (pinned)" if pinned else "")
