@@ -24,6 +24,7 @@
 // no GEMM) and filter_gradient_gemm.hpp (a GEMM per bin over the blocks).
 // The bias gradient is dy summed over samples and positions (in double).
 #include <algorithm>
+#include <limits>
 #include <string>
 
 #include "fftconv/context.hpp"
@@ -145,22 +146,68 @@ __global__ void zero_unseen_taps(float* __restrict__ dw, detail::filter_gradient
         if (!taps.sees(t)) dw[t] = 0.0f;
 }
 
+// The bytes the fused gradient paths may give one intermediate: a GiB, or
+// half the context's workspace limit where that is less (the rest is the
+// workspace's).
+std::int64_t gradient_budget(const detail::engine& e) {
+    return std::int64_t(std::min<std::size_t>(detail::default_gradient_budget, e.workspace_limit / 2));
+}
+
 // Which of the three ways computes the filter gradient of `p`.
 enum class filter_path { depthwise, gemm, general };
 
-filter_path filter_path_of(const problem& p) {
+filter_path filter_path_of(const problem& p, std::int64_t budget) {
     if (detail::fits_depthwise_filter_gradient(p)) return filter_path::depthwise;
-    if (detail::fits_filter_gradient_gemm(p)) return filter_path::gemm;
+    if (detail::fits_filter_gradient_gemm(p, budget)) return filter_path::gemm;
     return filter_path::general;
 }
 
-std::size_t filter_scratch_bytes(const problem& p) {
-    switch (filter_path_of(p)) {
-        case filter_path::depthwise: return detail::depthwise_filter_gradient_scratch(p);
-        case filter_path::gemm: return detail::filter_gradient_gemm_scratch(p);
+std::size_t filter_scratch_bytes(const problem& p, std::int64_t budget) {
+    switch (filter_path_of(p, budget)) {
+        case filter_path::depthwise: return detail::depthwise_filter_gradient_scratch(p, budget);
+        case filter_path::gemm: return detail::filter_gradient_gemm_scratch(p, budget);
         case filter_path::general: break;
     }
     return filter_scratch(p).bytes;
+}
+
+// The gradient buffer counts against the workspace limit: refused before
+// anything is enqueued when it alone passes the limit.
+void require_scratch_within_limit(const detail::engine& e, std::size_t bytes, const char* call, const problem& p) {
+    if (bytes > e.workspace_limit)
+        throw error(status::out_of_memory,
+                    std::string("fftconv: ") + call + " of problem " + to_string(p) + " needs " +
+                        std::to_string(bytes) + " bytes of gradient buffer beside the workspace, more than the "
+                        "context's workspace limit of " + std::to_string(e.workspace_limit) + " bytes");
+}
+
+// While a gradient's inner convolution runs: the workspace limit less the
+// gradient buffer, so that the two together stay within the caller's limit.
+class limit_beside_scratch {
+public:
+    limit_beside_scratch(detail::engine& e, std::size_t scratch) : e_(e), saved_(e.workspace_limit) {
+        if (saved_ != std::numeric_limits<std::size_t>::max()) e_.workspace_limit = saved_ - std::min(saved_, scratch);
+    }
+    ~limit_beside_scratch() { e_.workspace_limit = saved_; }
+    limit_beside_scratch(const limit_beside_scratch&) = delete;
+    limit_beside_scratch& operator=(const limit_beside_scratch&) = delete;
+
+private:
+    detail::engine& e_;
+    std::size_t saved_;
+};
+
+// Validates a gradient's inner convolution q and plans its passes before
+// anything is enqueued; a refusal names the caller's problem and call, and
+// how the gradient runs (as q), keeping the inner refusal's status and words.
+void require_inner(const context& ctx, const char* call, const problem& p, const problem& q) {
+    try {
+        (void)ctx.workspace_size(q);
+    } catch (const error& inner) {
+        throw error(inner.code(), std::string("fftconv: ") + call + " of problem " + to_string(p) +
+                                      " cannot run: it is computed as the convolution " + to_string(q) +
+                                      ", which is refused: " + inner.what());
+    }
 }
 
 void require_gradient_operand(const void* pointer, std::int64_t elements, int device, const char* name) {
@@ -177,8 +224,14 @@ void context::conv2d_backward_data(const problem& p, const float* dy, const floa
     require_gradient_operand(dy, p.output_elements(), e.device(), "dy");
     require_gradient_operand(w, p.filter_elements(), e.device(), "w");
     require_gradient_operand(dx, p.input_elements(), e.device(), "dx");
+    const std::size_t dx_bytes = sizeof(float) * std::size_t(p.input_elements());
+    detail::require_disjoint(dx, dx_bytes, "dx", dy, sizeof(float) * std::size_t(p.output_elements()), "dy");
+    detail::require_disjoint(dx, dx_bytes, "dx", w, sizeof(float) * std::size_t(p.filter_elements()), "w");
     const problem q = detail::data_gradient_problem(p);
     const scratch_layout layout = data_scratch(p);
+    require_scratch_within_limit(e, layout.bytes, "conv2d_backward_data", p);
+    const limit_beside_scratch limit(e, layout.bytes);
+    require_inner(*this, "conv2d_backward_data", p, q);
     void* scratch = e.scratch(layout.bytes);
     float* flipped = layout.at(scratch, 0);
     const detail::flipped_filter flip{p.group_in_channels(), p.group_out_channels(), p.kernel.height, p.kernel.width};
@@ -201,11 +254,23 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
     require_gradient_operand(dw, p.filter_elements(), e.device(), "dw");
     if (dbias != nullptr)
         detail::require_device_memory(dbias, sizeof(float) * std::size_t(p.out_channels), e.device(), "dbias");
-    const filter_path path = filter_path_of(p);
+    const std::size_t x_bytes = sizeof(float) * std::size_t(p.input_elements()),
+                      dy_bytes = sizeof(float) * std::size_t(p.output_elements()),
+                      dw_bytes = sizeof(float) * std::size_t(p.filter_elements()),
+                      dbias_bytes = sizeof(float) * std::size_t(p.out_channels);
+    detail::require_disjoint(dw, dw_bytes, "dw", x, x_bytes, "x");
+    detail::require_disjoint(dw, dw_bytes, "dw", dy, dy_bytes, "dy");
+    detail::require_disjoint(dbias, dbias_bytes, "dbias", x, x_bytes, "x");
+    detail::require_disjoint(dbias, dbias_bytes, "dbias", dy, dy_bytes, "dy");
+    detail::require_disjoint(dbias, dbias_bytes, "dbias", dw, dw_bytes, "dw");
+    const std::int64_t budget = gradient_budget(e);
+    const filter_path path = filter_path_of(p, budget);
+    const std::size_t scratch_bytes = filter_scratch_bytes(p, budget);
+    require_scratch_within_limit(e, scratch_bytes, "conv2d_backward_filter", p);
     if (path == filter_path::depthwise) {
-        detail::depthwise_filter_gradient(e, p, x, dy, dw, e.scratch(filter_scratch_bytes(p)));
+        detail::depthwise_filter_gradient(e, p, x, dy, dw, e.scratch(scratch_bytes), budget);
     } else if (path == filter_path::gemm) {
-        detail::filter_gradient_gemm(e, p, x, dy, dw, e.scratch(filter_scratch_bytes(p)));
+        detail::filter_gradient_gemm(e, p, x, dy, dw, e.scratch(scratch_bytes), budget);
         if (detail::has_unseen_taps(p)) {
             zero_unseen_taps<<<blocks_for(p.filter_elements()), block_threads, 0, e.stream()>>>(
                 dw, detail::filter_gradient_transpose(p), p.filter_elements());
@@ -214,6 +279,8 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
     } else {
         const problem q = detail::filter_gradient_problem(p);
         const scratch_layout layout = filter_scratch(p);
+        const limit_beside_scratch limit(e, layout.bytes);
+        require_inner(*this, "conv2d_backward_filter", p, q);
         void* scratch = e.scratch(layout.bytes);
         float* windows = layout.at(scratch, 0);  // x's windows: [Cg][G][B][blocks][rows][cols]
         float* blocks = layout.at(scratch, 1);   // dy's blocks: [Cout][B][blocks][rows][cols]
@@ -231,11 +298,31 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
 }
 
 void context::reserve_backward(const problem& p) {
-    engine_->begin_call();
+    detail::engine& e = *engine_;
+    e.begin_call();
     validate(p);
-    (void)engine_->scratch(std::max(data_scratch(p).bytes, filter_scratch_bytes(p)));
-    reserve(detail::data_gradient_problem(p));
-    if (filter_path_of(p) == filter_path::general) reserve(detail::filter_gradient_problem(p));
+    const std::int64_t budget = gradient_budget(e);
+    const std::size_t data_bytes = data_scratch(p).bytes, filter_bytes = filter_scratch_bytes(p, budget);
+    require_scratch_within_limit(e, data_bytes, "reserve_backward (the data gradient)", p);
+    require_scratch_within_limit(e, filter_bytes, "reserve_backward (the filter gradient)", p);
+    {
+        const limit_beside_scratch limit(e, data_bytes);
+        require_inner(*this, "reserve_backward (the data gradient)", p, detail::data_gradient_problem(p));
+    }
+    const bool general = filter_path_of(p, budget) == filter_path::general;
+    if (general) {
+        const limit_beside_scratch limit(e, filter_bytes);
+        require_inner(*this, "reserve_backward (the filter gradient)", p, detail::filter_gradient_problem(p));
+    }
+    (void)e.scratch(std::max(data_bytes, filter_bytes));
+    {
+        const limit_beside_scratch limit(e, data_bytes);
+        reserve(detail::data_gradient_problem(p));
+    }
+    if (general) {
+        const limit_beside_scratch limit(e, filter_bytes);
+        reserve(detail::filter_gradient_problem(p));
+    }
 }
 
 }  // namespace fftconv

@@ -124,7 +124,7 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
     validate(p);
     detail::require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), engine_->device(), "w");
     const detail::route r = route_of(*engine_, p);
-    filter_spectrum made(r.decision.geometry, p.groups);
+    filter_spectrum made(r.decision.geometry, p.groups, engine_->device());
     void* spectrum = made.data_.get();
     if (r.entry != nullptr) r.entry->transform_filter(*engine_, p, w, spectrum);
     else detail::transform_filter_spectrum(*engine_, p, r.decision.geometry, w, spectrum);
@@ -134,6 +134,10 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
 void context::conv2d(const problem& p, const float* x, const filter_spectrum& w, const float* bias, float* y) {
     require_pointer(w.data(), "the filter spectrum (moved from?)");
     detail::check_operands(*engine_, p, x, nullptr, bias, y);
+    if (w.device() != engine_->device())
+        detail::throw_invalid("fftconv: the filter spectrum is on CUDA device " + std::to_string(w.device()) +
+                              ", but this context runs on device " + std::to_string(engine_->device()) +
+                              ": transform the filter with a context of this device");
     const tile_geometry<>& made_for = w.geometry();
     const detail::route route = route_of(*engine_, p);
     const tile_geometry<> runs_with = route.decision.geometry;
@@ -149,8 +153,9 @@ void context::conv2d(const problem& p, const float* x, const filter_spectrum& w,
     run(*engine_, route, p, x, detail::filter_input{nullptr, given}, bias, y);
 }
 
-filter_spectrum::filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups)
-    : geometry_(geometry), groups_(groups), data_(detail::allocate_device(bytes(), "a filter spectrum")) {}
+filter_spectrum::filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups, int device)
+    : geometry_(geometry), groups_(groups), device_(device),
+      data_(detail::allocate_device(bytes(), "a filter spectrum")) {}
 
 std::size_t filter_spectrum::bytes() const noexcept {
     // One (in_channels / groups) x out_channels matrix per bin.

@@ -78,8 +78,12 @@ __global__ void __launch_bounds__(threads, 3)
     accumulate_products(gradient_geometry g, const float* __restrict__ x, const float* __restrict__ dy,
                         float2* __restrict__ partial) {
     extern __shared__ float2 shared[];
+    // pair_scale's slots: x's pair (positions q, q + 1), then dy's.
+    __shared__ unsigned largest_bits[4];
     const int lane = threadIdx.x, group = threadIdx.y, linear = group * tile + lane;
     float2* z = shared + group * tile * pitch;  // group 0: windows of xpad; group 1: dy blocks
+    if (linear < 4) largest_bits[linear] = 0u;
+    __syncthreads();
     const std::int64_t o = g.first_out + blockIdx.x / g.splits, split = blockIdx.x % g.splits;
     const std::int64_t begin = split * g.per_split, end = min(begin + g.per_split, g.at.count());
 
@@ -99,8 +103,16 @@ __global__ void __launch_bounds__(threads, 3)
         const gradient_positions::place second = g.at.next(at);
         const tile_window wa = window(at, first), wb = window(second, first + 1);
         at = g.at.next(second);
-        load_pair<tile>(z, lane, group == 0 ? x : dy, wa, wb, 1.0f);
+        // Positions q and q + 1 may be two samples: each window (block) is
+        // scaled to magnitude ~1 before the shared transform, and each
+        // product taken back by its window's and block's factors.
+        float2 largest;
+        load_pair<tile>(z, lane, group == 0 ? x : dy, wa, wb, 1.0f, largest);
+        add_largest(largest_bits + 2 * group, group, largest);
         __syncthreads();
+        const float2 into = scale_from(largest_bits + 2 * group).in;
+        const pair_scale of_x = scale_from(largest_bits), of_dy = scale_from(largest_bits + 2);
+        const float back_q = of_x.out.x * of_dy.out.x, back_next = of_x.out.y * of_dy.out.y;
         // Rows, then columns: two transposing passes over one FFT body.
         // Rows outside both windows are zero, and so is their FFT (a dy
         // block's rows past 65 - K).
@@ -109,6 +121,9 @@ __global__ void __launch_bounds__(threads, 3)
         for (int pass = 0; pass < 2; ++pass) {
             float2 v[tile];
             read_row<tile>(z, lane, v);
+            if (pass == 0)
+#pragma unroll
+                for (int k = 0; k < tile; ++k) v[k] = scaled(v[k], into);
             tile_sync<tile>(group);  // every row is in registers before the columns overwrite them
             if (live) {
                 fft_in_registers<tile, false>(v);
@@ -120,6 +135,7 @@ __global__ void __launch_bounds__(threads, 3)
             tile_sync<tile>(group);
         }
         __syncthreads();  // the products read both tiles
+        if (linear < 4) largest_bits[linear] = 0u;  // every thread read them before this barrier
 #pragma unroll
         for (int j = 0; j < owned_bins; ++j) {
             const int bin = linear + j * threads;
@@ -130,8 +146,8 @@ __global__ void __launch_bounds__(threads, 3)
             const float2 ad = shared[tile * pitch + at], md = shared[tile * pitch + mirror];  // dy blocks
             const float2 x0{ax.x + mx.x, ax.y - mx.y}, x1{ax.y + mx.y, mx.x - ax.x};  // 2 X_q, 2 X_q+1
             const float2 d0{ad.x + md.x, ad.y - md.y}, d1{ad.y + md.y, md.x - ad.x};  // 2 D_q, 2 D_q+1
-            sum[j].x += x0.x * d0.x + x0.y * d0.y + x1.x * d1.x + x1.y * d1.y;        // 4 sum X conj(D)
-            sum[j].y += x0.y * d0.x - x0.x * d0.y + x1.y * d1.x - x1.x * d1.y;
+            sum[j].x += back_q * (x0.x * d0.x + x0.y * d0.y) + back_next * (x1.x * d1.x + x1.y * d1.y);  // 4 X conj(D)
+            sum[j].y += back_q * (x0.y * d0.x - x0.x * d0.y) + back_next * (x1.y * d1.x - x1.x * d1.y);
         }
         __syncthreads();  // z is loaded again
     }
@@ -189,10 +205,9 @@ __global__ void __launch_bounds__(tile) inverse_to_filter(gradient_geometry g, c
     }
 }
 
-// Output channels per launch: all, unless their partial sums pass a GiB
-// (many positions per channel, e.g. a large batch of small outputs).
-std::int64_t channels_per_launch(const problem& p, const gradient_geometry& g) {
-    constexpr std::int64_t budget = std::int64_t{1} << 30;
+// Output channels per launch: all, unless their partial sums pass the
+// budget (many positions per channel, e.g. a large batch of small outputs).
+std::int64_t channels_per_launch(const problem& p, const gradient_geometry& g, std::int64_t budget) {
     return std::clamp<std::int64_t>(budget / (g.splits * bins * std::int64_t(sizeof(float2))), 1, p.out_channels);
 }
 
@@ -200,17 +215,17 @@ std::int64_t channels_per_launch(const problem& p, const gradient_geometry& g) {
 
 bool fits_depthwise_filter_gradient(const problem& p) { return p.group_in_channels() == 1 && fits_gradient_tile(p); }
 
-std::size_t depthwise_filter_gradient_scratch(const problem& p) {
+std::size_t depthwise_filter_gradient_scratch(const problem& p, std::int64_t budget) {
     const gradient_geometry g = geometry_of(p);
-    return sizeof(float2) * std::size_t(channels_per_launch(p, g) * g.splits * bins);
+    return sizeof(float2) * std::size_t(channels_per_launch(p, g, budget) * g.splits * bins);
 }
 
 void depthwise_filter_gradient(engine& e, const problem& p, const float* x, const float* dy, float* dw,
-                               void* scratch) {
+                               void* scratch, std::int64_t budget) {
     gradient_geometry g = geometry_of(p);
     auto* partial = static_cast<float2*>(scratch);
     allow_shared_bytes(accumulate_products, fused_shared_bytes(tile));
-    const std::int64_t step = channels_per_launch(p, g);
+    const std::int64_t step = channels_per_launch(p, g, budget);
     for (g.first_out = 0; g.first_out < p.out_channels; g.first_out += step) {
         const std::int64_t channels = std::min(step, p.out_channels - g.first_out);
         e.log_launch(reinterpret_cast<const void*>(accumulate_products));

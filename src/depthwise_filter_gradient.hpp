@@ -28,11 +28,13 @@ namespace fftconv::detail {
 bool fits_depthwise_filter_gradient(const problem& p);
 
 // Scratch the path needs (the partial sums of the spectra).
-std::size_t depthwise_filter_gradient_scratch(const problem& p);
+// `budget`: the most bytes of partial sums a launch may take (the
+// context's workspace limit caps it: backward.cu).
+std::size_t depthwise_filter_gradient_scratch(const problem& p, std::int64_t budget = std::int64_t{1} << 30);
 
 // dw of `p` from x and dy (dense tensors on e's device), on e's stream;
-// `scratch` holds depthwise_filter_gradient_scratch(p) bytes.
+// `scratch` holds depthwise_filter_gradient_scratch(p, budget) bytes.
 void depthwise_filter_gradient(engine& e, const problem& p, const float* x, const float* dy, float* dw,
-                               void* scratch);
+                               void* scratch, std::int64_t budget = std::int64_t{1} << 30);
 
 }  // namespace fftconv::detail

@@ -42,7 +42,6 @@ namespace fftconv::detail {
 
 namespace {
 
-constexpr std::int64_t budget = std::int64_t{1} << 30;  // bytes: the chunk's X and D; the gradient's spectrum
 
 // Positions per GEMM at most. A chunk's GEMM sums its depth in float, so
 // capping the depth keeps the rounding of a deep sum (batch x blocks can
@@ -144,10 +143,11 @@ struct gemm_plan {
 };
 
 // Positions per chunk on a grid: as many as the budget and max_chunk allow.
-std::int64_t chunk_of(const problem& p, int tile) {
+std::int64_t chunk_of(const problem& p, int tile, std::int64_t budget) {
     const channel_slots slots = slots_of(p);
     const std::int64_t per_position = bins_of(tile) * std::int64_t(sizeof(float2)) * (slots.x + slots.dy);
-    const std::int64_t most = std::min(budget / per_position, tensor_gemm(p) ? max_chunk_tensor : max_chunk_ffma);
+    const std::int64_t most =
+        std::min(std::max<std::int64_t>(budget / per_position, 1), tensor_gemm(p) ? max_chunk_tensor : max_chunk_ffma);
     return std::clamp<std::int64_t>(most, 1, positions_of(p, tile).count());
 }
 
@@ -156,22 +156,22 @@ std::int64_t chunk_of(const problem& p, int tile) {
 // to 16 (blocks of 17) where the tensor-core GEMM runs and the model says
 // so (128^2 K16 C64 B4: 0.177 ms against 0.237 on 64 points; 256^2 K16 C128
 // B2: 1.157 against 0.836, its 450 positions in two chunks); else 64.
-int tile_of(const problem& p) {
+int tile_of(const problem& p, std::int64_t budget) {
     const std::int64_t kernel = std::max(p.kernel.height, p.kernel.width);
     if (kernel <= 8) return 32;
     if (kernel > max_blocked_kernel_on(32) || !tensor_gemm(p)) return 64;
-    return modelled_ns(p, 32, chunk_of(p, 32)) < modelled_ns(p, 64, chunk_of(p, 64)) ? 32 : 64;
+    return modelled_ns(p, 32, chunk_of(p, 32, budget)) < modelled_ns(p, 64, chunk_of(p, 64, budget)) ? 32 : 64;
 }
 
-gemm_plan plan_of(const problem& p) {
+gemm_plan plan_of(const problem& p, std::int64_t budget) {
     gemm_plan g{};
-    g.tile = tile_of(p);
+    g.tile = tile_of(p, budget);
     const std::int64_t bins = bins_of(g.tile), positions = positions_of(p, g.tile).count();
     const channel_slots slots = slots_of(p);
     g.cg_slots = slots.group;
     g.x_slots = slots.x;
     g.dy_slots = slots.dy;
-    g.chunk = chunk_of(p, g.tile);
+    g.chunk = chunk_of(p, g.tile, budget);
     g.chunks = ceil_div(positions, g.chunk);
     g.stride = round_up((g.dy_slots + g.x_slots) * g.chunk, 4);
     g.out_stride = round_up(p.out_channels * g.cg_slots, 4);
@@ -222,10 +222,11 @@ void multiply(engine& e, const problem& p, const gemm_plan& g, std::int64_t coun
 }
 
 template <int T>
-void run_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch) {
+void run_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch,
+              std::int64_t budget) {
     using geometry = tile_geometry<dynamic_extent, dynamic_extent, T>;
     constexpr std::int64_t bins = bins_of(T);
-    const gemm_plan g = plan_of(p);
+    const gemm_plan g = plan_of(p, budget);
     const gradient_positions at = positions_of(p, T);
     auto* base = static_cast<char*>(scratch);
     auto* spectra = reinterpret_cast<float2*>(base);  // per bin: the chunk's D, then its X
@@ -265,26 +266,27 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
                                       cg * p.kernel.height, p.kernel.width,
                                       tile_outputs{int(p.kernel.height), int(p.kernel.width)},
                                       tile_grid{1, 1, cg, g.cg_slots}, nullptr};
-    launch_inverse_tiles<geometry>(e, out, 0, p.out_channels * g.cg_slots, g.out_stride, sink, e.stream());
+    launch_inverse_tiles<geometry, true>(e, out, 0, p.out_channels * g.cg_slots, g.out_stride, sink, e.stream());
 }
 
 }  // namespace
 
-bool fits_filter_gradient_gemm(const problem& p) {
+bool fits_filter_gradient_gemm(const problem& p, std::int64_t budget) {
     if (!fits_gradient_tile(p)) return false;
-    const gemm_plan g = plan_of(p);
+    const gemm_plan g = plan_of(p, budget);
     // cuBLAS takes int extents and leading dimensions.
     return bins_of(g.tile) * g.out_stride * std::int64_t(sizeof(float2)) <= budget && g.x_slots <= INT_MAX &&
            g.dy_slots <= INT_MAX;
 }
 
-int filter_gradient_gemm_grid(const problem& p) { return tile_of(p); }
+int filter_gradient_gemm_grid(const problem& p) { return tile_of(p, default_gradient_budget); }
 
-std::size_t filter_gradient_gemm_scratch(const problem& p) { return plan_of(p).bytes; }
+std::size_t filter_gradient_gemm_scratch(const problem& p, std::int64_t budget) { return plan_of(p, budget).bytes; }
 
-void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch) {
-    if (tile_of(p) == 32) run_gemm<32>(e, p, x, dy, dw, scratch);
-    else run_gemm<64>(e, p, x, dy, dw, scratch);
+void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch,
+                          std::int64_t budget) {
+    if (tile_of(p, budget) == 32) run_gemm<32>(e, p, x, dy, dw, scratch, budget);
+    else run_gemm<64>(e, p, x, dy, dw, scratch, budget);
 }
 
 }  // namespace fftconv::detail

@@ -18,19 +18,23 @@ namespace fftconv::detail {
 
 // Whether this path takes `p`: kernels up to 40 per axis, and the gradient's
 // spectrum (one Cin/groups x Cout matrix per bin) within a GiB.
-bool fits_filter_gradient_gemm(const problem& p);
+// `budget`: the most bytes the chunk's spectra and the gradient's spectrum
+// may each take (the context's workspace limit caps it: backward.cu).
+inline constexpr std::int64_t default_gradient_budget = std::int64_t{1} << 30;
+bool fits_filter_gradient_gemm(const problem& p, std::int64_t budget = default_gradient_budget);
 
 // The grid the path takes for `p`: 32 or 64 points per axis (a cost model
 // where both fit; host code, no CUDA calls).
 int filter_gradient_gemm_grid(const problem& p);
 
 // Scratch bytes the path needs (the chunk's spectra and the gradient's).
-std::size_t filter_gradient_gemm_scratch(const problem& p);
+std::size_t filter_gradient_gemm_scratch(const problem& p, std::int64_t budget = default_gradient_budget);
 
 // The filter gradient dw [Cout][Cin/groups][Kh][Kw] of `p` from x and dy
 // (dense tensors on e's device), on e's stream; taps that see only padding
 // hold rounding noise (the caller zeroes them: has_unseen_taps). `scratch`
-// holds filter_gradient_gemm_scratch(p) bytes.
-void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch);
+// holds filter_gradient_gemm_scratch(p, budget) bytes.
+void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch,
+                          std::int64_t budget = default_gradient_budget);
 
 }  // namespace fftconv::detail

@@ -38,13 +38,15 @@ address_range_fn address_range() {
     return fn;
 }
 
-// Whether the driver knows an allocation holding `p` (unknown: true).
-bool mapped(const void* p) {
+// The bytes from `p` to the end of the allocation the driver knows holding
+// it (unknown: the largest size).
+std::size_t bytes_to_allocation_end(const void* p) {
     const address_range_fn range = address_range();
-    if (range == nullptr) return true;
+    const auto at = CUdeviceptr(reinterpret_cast<std::uintptr_t>(p));
     CUdeviceptr base = 0;
     std::size_t size = 0;
-    return range(&base, &size, CUdeviceptr(reinterpret_cast<std::uintptr_t>(p))) == CUDA_SUCCESS;
+    if (range == nullptr || range(&base, &size, at) != CUDA_SUCCESS) return SIZE_MAX;
+    return std::size_t(base + size - at);
 }
 
 }  // namespace
@@ -74,11 +76,22 @@ void require_device_memory(const void* p, std::size_t bytes, int device, const c
             break;
         case cudaMemoryTypeManaged: break;
     }
-    // The last byte the problem reads or writes must lie in memory the driver
-    // mapped (this buffer or, in a pool, a neighbour: both are safe to touch).
-    if (bytes > 0 && !mapped(static_cast<const char*>(p) + (bytes - 1)))
+    // Every byte the problem reads or writes lies in p's own allocation.
+    const std::size_t available = bytes_to_allocation_end(p);
+    if (bytes > available)
         throw_invalid(std::string("fftconv: ") + name + " = " + address(p) + " is too small: the problem needs " +
-                      std::to_string(bytes) + " bytes from it, but its allocation ends earlier");
+                      std::to_string(bytes) + " bytes from it, but its allocation ends " +
+                      std::to_string(available) + " bytes after it");
+}
+
+void require_disjoint(const void* out, std::size_t out_bytes, const char* out_name, const void* in,
+                      std::size_t in_bytes, const char* in_name) {
+    if (in == nullptr || out == nullptr) return;
+    const auto o = reinterpret_cast<std::uintptr_t>(out), i = reinterpret_cast<std::uintptr_t>(in);
+    if (o < i + in_bytes && i < o + out_bytes)
+        throw_invalid(std::string("fftconv: ") + out_name + " = " + address(out) + " (" + std::to_string(out_bytes) +
+                      " bytes) overlaps " + in_name + " = " + address(in) + " (" + std::to_string(in_bytes) +
+                      " bytes): the output must not share memory with an input");
 }
 
 void check_operands(engine& e, const problem& p, const float* x, const float* w, const float* bias, const float* y) {
@@ -90,7 +103,11 @@ void check_operands(engine& e, const problem& p, const float* x, const float* w,
     if (w != nullptr) require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), e.device(), "w");
     if (bias != nullptr)
         require_device_memory(bias, sizeof(float) * std::size_t(p.out_channels), e.device(), "bias");
-    require_device_memory(y, sizeof(float) * std::size_t(p.output_elements()), e.device(), "y");
+    const std::size_t y_bytes = sizeof(float) * std::size_t(p.output_elements());
+    require_device_memory(y, y_bytes, e.device(), "y");
+    require_disjoint(y, y_bytes, "y", x, sizeof(float) * std::size_t(p.input_elements()), "x");
+    require_disjoint(y, y_bytes, "y", w, sizeof(float) * std::size_t(p.filter_elements()), "w");
+    require_disjoint(y, y_bytes, "y", bias, sizeof(float) * std::size_t(p.out_channels), "bias");
 }
 
 }  // namespace fftconv::detail

@@ -155,15 +155,18 @@ public:
     // The kernel extent, channels and tile extent it was made for.
     const tile_geometry<>& geometry() const noexcept { return geometry_; }
     std::int64_t groups() const noexcept { return groups_; }
+    // The CUDA device its memory is on (its context's).
+    int device() const noexcept { return device_; }
     std::size_t bytes() const noexcept;
     const void* data() const noexcept { return data_.get(); }
 
 private:
     friend class context;
-    filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups);
+    filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups, int device);
 
     tile_geometry<> geometry_;
     std::int64_t groups_;
+    int device_;
     detail::device_buffer data_;
 };
 

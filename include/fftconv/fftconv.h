@@ -71,7 +71,7 @@ typedef struct fftconv_problem {
  * sizeof(fftconv_conv2d_desc) (FFTCONV_CONV2D_DESC_INIT does). A library built
  * with a later, longer version reads the fields this one has and takes the
  * defaults for the rest; a library older than the caller's header refuses a
- * description whose extra fields are not zero. */
+ * longer description (it never reads past the bytes it knows). */
 typedef struct fftconv_conv2d_desc {
     size_t struct_size;
     int64_t batch;

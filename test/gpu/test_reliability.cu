@@ -514,3 +514,124 @@ TEST_CASE("2000 distinct shapes on one context: the plan cache stays bounded, re
     ctx.force_tile_extent(0);
     testing::check_conv(ctx, problem{2, 5, 5, 48, 48, 9}, 6);  // usable after release
 }
+
+TEST_CASE("a plan lookup that evicts the plan a call just made leaves the call's sizes and result right") {
+    // Plans used in captured graphs stay pinned; with all but one of the
+    // cache's places pinned, a call's second plan lookup evicts its first.
+    context ctx;
+    testing::stream_holder stream;
+    ctx.set_stream(stream.s);
+    ctx.force_tile_extent(24);  // cuFFT's transforms: plans per problem
+    auto x = reference::make_device_array<float>(8 * 3 * 40 * 40);
+    auto w = reference::make_device_array<float>(3 * 3 * 9 * 9);
+    auto y = reference::make_device_array<float>(8 * 3 * 40 * 40);
+    reference::fill_normal(x.data(), x.size, 1, stream.s);
+    reference::fill_normal(w.data(), w.size, 2, stream.s);
+    for (std::int64_t height = 16; ctx.engine().cached_plans() < detail::engine::plan_cache_capacity - 1; ++height) {
+        const problem p{1, 3, 3, height, 16, 9};
+        ctx.reserve(p);
+        const testing::captured_graph graph(stream.s, [&] { ctx.conv2d(p, x.data(), w.data(), y.data()); });
+    }
+    const problem fresh{8, 3, 3, 40, 40, 9};
+    CHECK(ctx.workspace_size(fresh) > 0);
+    testing::check_conv(ctx, fresh, 61);
+}
+
+TEST_CASE("workspace_size after a capture ended: no stale capture state, the device checked") {
+    context ctx;
+    testing::stream_holder stream;
+    ctx.set_stream(stream.s);
+    const problem small{1, 2, 2, 24, 24, 5}, large{4, 8, 8, 96, 96, 9};
+    auto [x, w, y] = testing::make_conv_tensors(small, 3, reference::input_kind::normal, stream.s);
+    ctx.reserve(small);
+    { const testing::captured_graph graph(stream.s, [&] { ctx.conv2d(small, x.data(), w.data(), y.data()); }); }
+    // The last call was captured; this one is not, and needs more workspace.
+    CHECK(ctx.workspace_size(large) >= ctx.workspace_size(small));
+    ctx.reserve(large);
+    CHECK(ctx.engine().workspace_capacity() >= ctx.workspace_size(large));
+}
+
+TEST_CASE("an output that overlaps an input is refused, naming both") {
+    context ctx;
+    const problem p{1, 3, 3, 20, 20, 3, 1};
+    auto [x, w, y] = testing::make_conv_tensors(p, 5);
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+    expect_error([&] { ctx.conv2d(p, x.data(), w.data(), x.data() + 7); }, status::invalid_argument, "y = ");
+    expect_error([&] { ctx.conv2d(p, x.data(), w.data(), x.data() + 7); }, status::invalid_argument, "overlaps x");
+    expect_error([&] { ctx.conv2d(p, x.data(), y.data(), y.data()); }, status::invalid_argument, "overlaps w");
+    auto dx = reference::make_device_array<float>(p.input_elements());
+    expect_error([&] { ctx.conv2d_backward_data(p, y.data(), w.data(), y.data()); }, status::invalid_argument,
+                 "dx = ");
+    expect_error([&] { ctx.conv2d_backward_filter(p, x.data(), y.data(), x.data()); }, status::invalid_argument,
+                 "dw = ");
+    testing::check_conv(ctx, p, 6);  // and the context still works
+}
+
+TEST_CASE("gradients whose inner convolution is refused name the caller's call and problem") {
+    // A 3 x 41 kernel's filter gradient runs as a convolution whose kernel is
+    // dy's plane: over the kernel extent limit on a 70000-wide image.
+    context ctx;
+    const problem p{1, 1, 1, 64, 70000, {3, 41}};
+    auto [x, w, y] = testing::make_conv_tensors(p, 7);
+    auto dw = reference::make_device_array<float>(p.filter_elements());
+    ctx.conv2d(p, x.data(), w.data(), y.data());  // the forward computes
+    expect_error([&] { ctx.conv2d_backward_filter(p, x.data(), y.data(), dw.data()); }, status::invalid_argument,
+                 "conv2d_backward_filter of problem " + to_string(p));
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+}
+
+TEST_CASE("the gradients keep their buffer and workspace within the workspace limit") {
+    context ctx;
+    const problem dense{2, 64, 64, 64, 64, 9, 4}, depthwise{4, 32, 32, 56, 56, 31, 15, 32};
+    for (const problem& p : {dense, depthwise}) {
+        CAPTURE(to_string(p));
+        const std::size_t limit = std::size_t{48} << 20;
+        context limited;
+        limited.set_workspace_limit(limit);
+        testing::check_gradients(limited, p, 71);
+        const detail::engine& e = limited.engine();
+        CHECK(e.workspace_capacity() <= limit);
+        CHECK(e.scratch_capacity() <= limit);
+        // The data gradient alone: its buffer and its convolution's workspace together.
+        context data_only;
+        data_only.set_workspace_limit(limit);
+        auto dy = reference::make_device_array<float>(p.output_elements());
+        auto wt = reference::make_device_array<float>(p.filter_elements());
+        auto dx = reference::make_device_array<float>(p.input_elements());
+        reference::fill_normal(dy.data(), dy.size, 1, nullptr);
+        reference::fill_normal(wt.data(), wt.size, 2, nullptr);
+        data_only.conv2d_backward_data(p, dy.data(), wt.data(), dx.data());
+        CHECK(data_only.engine().workspace_capacity() + data_only.engine().scratch_capacity() <= limit);
+        // Below what the gradient buffer alone needs: out_of_memory, named.
+        context starved;
+        starved.set_workspace_limit(4096);
+        auto x = reference::make_device_array<float>(p.input_elements());
+        auto dw = reference::make_device_array<float>(p.filter_elements());
+        expect_error([&] { starved.conv2d_backward_filter(p, x.data(), dy.data(), dw.data()); },
+                     status::out_of_memory, "conv2d_backward_filter");
+    }
+}
+
+TEST_CASE("a stream or filter spectrum of another device is refused") {
+    int devices = 0;
+    FFTCONV_CUDA_TRY(cudaGetDeviceCount(&devices));
+    if (devices < 2) {
+        MESSAGE("one CUDA device: the cross-device cases need two (not run)");
+        return;
+    }
+    FFTCONV_CUDA_TRY(cudaSetDevice(1));
+    testing::stream_holder other;
+    const problem p{1, 2, 2, 32, 32, 9};
+    context on_one;
+    auto w1 = reference::make_device_array<float>(p.filter_elements());
+    reference::fill_normal(w1.data(), w1.size, 3, nullptr);
+    const filter_spectrum foreign = on_one.transform_filter(p, w1.data());
+    FFTCONV_CUDA_TRY(cudaSetDevice(0));
+    expect_error([&] { context c(other.s); }, status::invalid_argument, "the stream belongs to CUDA device 1");
+    context ctx;
+    expect_error([&] { ctx.set_stream(other.s); }, status::invalid_argument, "the stream belongs to CUDA device 1");
+    auto [x, w, y] = testing::make_conv_tensors(p, 9);
+    expect_error([&] { ctx.conv2d(p, x.data(), foreign, y.data()); }, status::invalid_argument,
+                 "the filter spectrum is on CUDA device 1");
+    testing::check_conv(ctx, p, 10);
+}

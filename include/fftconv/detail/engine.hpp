@@ -113,6 +113,7 @@ public:
     // beside the forward pipeline's workspace (the gradients' rearranged
     // operands: the pipeline they run may grow the workspace meanwhile).
     void* scratch(std::size_t bytes);
+    std::size_t scratch_capacity() const noexcept { return scratch_bytes_; }
 
     // The most workspace a call may use (default: no limit but the device's
     // free memory); larger problems run in passes.

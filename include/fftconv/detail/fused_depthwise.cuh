@@ -98,11 +98,12 @@ __device__ output_pair selected_outputs(const output_tiles<Geometry>& sink, std:
 }
 
 // Rows [first, first + count) of output column `lane` of a tile pair from z
-// (natural order) straight to y (coalesced across the warp): the real part
-// into out.real, the imaginary part into out.imag, each plus its bias.
+// (natural order) straight to y (coalesced across the warp): factor.x times
+// the real part into out.real, factor.y times the imaginary part into
+// out.imag, each plus its bias.
 template <int T>
 __device__ __forceinline__ void store_output_rows(const float2* z, int lane, float* y, const output_pair& out,
-                                                  int first, int count) {
+                                                  int first, int count, float2 factor) {
     constexpr int pitch = T + 1;
     const bool real = lane < out.real.cols, imag = lane < out.imag.cols;
     if (!(real || imag)) return;
@@ -113,8 +114,8 @@ __device__ __forceinline__ void store_output_rows(const float2* z, int lane, flo
 #pragma unroll 4
     for (int r = first; r < last; ++r) {
         const float2 value = z[r * pitch + lane];
-        if (real && r < out.real.rows) at_real.store(value.x + out.real_bias);
-        if (imag && r < out.imag.rows) at_imag.store(value.y + out.imag_bias);
+        if (real && r < out.real.rows) at_real.store(factor.x * value.x + out.real_bias);
+        if (imag && r < out.imag.rows) at_imag.store(factor.y * value.y + out.imag_bias);
         at_real.next_row();
         at_imag.next_row();
     }
@@ -197,7 +198,10 @@ struct radix3_block {
 // check_finite, returns false right after the load when a loaded value (in
 // any thread of the block) is not finite; else true. (Checking the loaded
 // values measured cheaper in registers than checking the spectrum's DC bin:
-// 222 against 255 at T = 64.)
+// 222 against 255 at T = 64.) The two tiles may be two samples: each is
+// scaled to magnitude ~1 before the shared transform and back on the way
+// out (pair_scale), through the pair's two `slots` (zero on entry, zero
+// again on return).
 //
 // Powers of two: four transposing passes (fused_tile_fft.cuh, read_row)
 // over one FFT body: the input's rows, the columns (times conj(W)), the rows
@@ -213,31 +217,42 @@ struct radix3_block {
 // inverse ones natural. A block barrier only where rows turn into columns
 // and back; elsewhere the line group's (rows_sync, line_sync).
 template <int T, class Geometry>
-__device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, int group, const float* x,
-                                               tile_window in_real,
-                                               tile_window in_imag, const float2* w,
-                                               const output_tiles<Geometry>& sink, std::int64_t n,
+__device__ __forceinline__ bool depthwise_pair(float2* z, unsigned* slots, int lane, int share, int group,
+                                               const float* x, tile_window in_real, tile_window in_imag,
+                                               const float2* w, const output_tiles<Geometry>& sink, std::int64_t n,
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
     // The input rows either window holds: the others are zero, and so is their FFT.
     const int rows = max(in_real.rows, in_imag.rows), first_row = first_window_row(in_real, in_imag);
+    const bool slot_keeper = lane == 0 && share == 0;  // zeroes the slots once the pair has read them
 
     if constexpr (is_power_of_two(T)) {
-        const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f);
+        float2 largest;
+        const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f, largest);
+        add_largest(slots, group, largest);
         if (check_finite) {
-            if (!__syncthreads_and(finite)) return false;
+            if (!__syncthreads_and(finite)) {
+                if (slot_keeper) slots[0] = slots[1] = 0u;
+                return false;
+            }
         } else {
             __syncthreads();  // a plain barrier where nothing is checked (no reduction)
         }
+        const pair_scale factors = scale_from(slots);
 #pragma unroll 1  // at every T: unrolled, T = 32 took 128 registers instead of 102
         for (int pass = 0; pass < 4; ++pass) {
             float2 v[T];
             read_row<T>(z, lane, v);
+            if (pass == 0)
+#pragma unroll
+                for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
             tile_sync<T>(group);  // every row is in registers before the columns overwrite them
+            if (pass == 0 && slot_keeper) slots[0] = slots[1] = 0u;
             const bool live =
                 pass == 0 ? lane >= first_row && lane < rows : pass == 3 ? lane < sink.outputs.wide : true;
             if (live) fft_in_registers<T, false>(v);
             if (pass == 3) {
-                store_output_column<T>(v, lane, sink.y, selected_outputs(sink, n, tile_count, part), -1.0f);
+                store_output_column<T>(v, lane, sink.y, selected_outputs(sink, n, tile_count, part),
+                                       float2{factors.out.x, -factors.out.y});
                 break;
             }
             write_column<T>(z, lane, v);
@@ -247,12 +262,21 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, i
     } else {
         constexpr int pitch = T + 1, line_threads = depthwise_line_threads(T);
         const radix3_block<T> block(lane, share);
-        const bool finite = load_pair<T, block.rows>(z, block.column, x, in_real, in_imag, 1.0f, block.first_row);
+        float2 largest;
+        const bool finite =
+            load_pair<T, block.rows>(z, block.column, x, in_real, in_imag, 1.0f, largest, block.first_row);
+        add_largest(slots, group, largest);
+        // The whole pair's barrier, not the line group's: every thread's
+        // largest magnitude is in before any reads the slots.
         if (check_finite) {
-            if (!__syncthreads_and(finite)) return false;
+            if (!__syncthreads_and(finite)) {
+                if (slot_keeper) slots[0] = slots[1] = 0u;
+                return false;
+            }
         } else {
-            rows_sync<T>(lane);
+            __syncthreads();
         }
+        const pair_scale factors = scale_from(slots);
         int k_first, k_last;
         radix3_share<T, line_threads>(share, k_first, k_last);
         float2* row = z + lane * pitch;  // row `lane`
@@ -264,10 +288,11 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, i
         const bool input_row = lane >= first_row && lane < rows;
         if (input_row)
 #pragma unroll 1
-            for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, 1>(row, r);
+            for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, 1>(row, r, factors.in);
         line_sync<T>(lane);
         if (input_row) radix3_step<T, false, 1>(row, k_first, k_last);
         __syncthreads();
+        if (slot_keeper) slots[0] = slots[1] = 0u;
 #pragma unroll 1
         for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, pitch>(column, r);
         line_sync<T>(lane);
@@ -284,7 +309,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, int lane, int share, i
             for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, true, 1>(row, r);
         rows_sync<T>(lane);
         store_output_rows<T>(z, block.column, sink.y, selected_outputs(sink, n, tile_count, part), block.first_row,
-                             block.rows);
+                             block.rows, factors.out);
     }
     return true;
 }
@@ -320,10 +345,11 @@ constexpr int depthwise_min_blocks(int tile_extent) {
 // its arguments by value (references to the kernel's parameters made the
 // kernel copy them to local memory and read every output address from there).
 template <int T, class Geometry>
-__device__ __noinline__ void depthwise_alone(float2* z, int lane, int share, int group, const float* x, tile_window in,
-                                             const float2* w, output_tiles<Geometry> sink, std::int64_t n,
-                                             std::int64_t tile_count, pair_part part) {
-    depthwise_pair<T>(z, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
+__device__ __noinline__ void depthwise_alone(float2* z, unsigned* slots, int lane, int share, int group,
+                                             const float* x, tile_window in, const float2* w,
+                                             output_tiles<Geometry> sink, std::int64_t n, std::int64_t tile_count,
+                                             pair_part part) {
+    depthwise_pair<T>(z, slots, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
 }
 
 // Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
@@ -351,9 +377,13 @@ __global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.til
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = fused_pairs(T);
     extern __shared__ float2 shared[];
+    __shared__ unsigned largest_bits[2 * pairs];  // pair_scale's slots, two a pair
     const int lane = threadIdx.x, share = threadIdx.y, group = threadIdx.z;
     float2* z = shared + group * T * pitch;
+    unsigned* slots = largest_bits + 2 * group;
     const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
+    if (lane < 2 && share == 0) slots[lane] = 0u;
+    __syncthreads();
 
     // The pair's output tiles n0, n0 + 1 (the same channel o: the layout
     // never lets a pair span two channels) read input channel c's.
@@ -363,15 +393,16 @@ __global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.til
     const tile_window in_b = n0 + 1 < tile_count ? source.window(c, b) : tile_window{};
     const float2* w = filter + (n0 < tile_count ? o : 0) * depthwise_filter_bins(T);
 
-    if (depthwise_pair<T>(z, lane, share, group, source.data(), in_a, in_b, w, sink, n0, tile_count,
+    if (depthwise_pair<T>(z, slots, lane, share, group, source.data(), in_a, in_b, w, sink, n0, tile_count,
                           pair_part::both, spanning_pairs))
         return;
     if constexpr (spanning_pairs) {
         // Some loaded value is not finite: each tile alone, in the real part.
-        depthwise_alone<T>(z, lane, share, group, source.data(), in_a, w, sink, n0, tile_count,
+        __syncthreads();  // the slots are zero again
+        depthwise_alone<T>(z, slots, lane, share, group, source.data(), in_a, w, sink, n0, tile_count,
                            pair_part::first_alone);
         __syncthreads();  // z is read to the end of the first
-        depthwise_alone<T>(z, lane, share, group, source.data(), in_b, w, sink, n0, tile_count,
+        depthwise_alone<T>(z, slots, lane, share, group, source.data(), in_b, w, sink, n0, tile_count,
                            pair_part::second_alone);
     }
 }

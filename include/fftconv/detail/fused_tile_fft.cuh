@@ -17,6 +17,15 @@
 // the transpose between its passes. (The forward transform done the same way,
 // columns first from memory, measured slower: docs/performance.md, v8.)
 //
+// Pairing and magnitudes: the split (and an inverse's shared transform)
+// rounds both partners to the larger one's magnitude, so a tile beside one a
+// million times larger would keep a millionth of its precision. Where the
+// partners are slices a user treats as independent (two filters, two
+// channels of a gradient, two samples of a depthwise pair), each is first
+// brought to magnitude ~1 by an exact power of two and taken back after the
+// transform (pair_scale): every partner is then rounded as if it were
+// transformed alone, and no finite tile overflows inside the transform.
+//
 // Pairing and non-finite values: a NaN or Inf anywhere in a makes all of
 // Z = FFT(a + i b) non-finite, and so b's half too. Tiles n and n + 1 are
 // paired (n even), so the tile layout gives every image an even number of
@@ -49,6 +58,64 @@ __host__ __device__ constexpr int fused_threads(int tile_extent) { return tile_e
 constexpr std::size_t fused_shared_bytes(int tile_extent) {
     return sizeof(float2) * std::size_t(fused_pairs(tile_extent)) * tile_extent * (tile_extent + 1);
 }
+
+// The factors that make a pair's partners independent of each other's
+// magnitude: multiply the loaded (real, imaginary) partners by `in`, and what
+// the transform makes of each by `out` (exact powers of two, out = 1 / in).
+struct pair_scale {
+    float2 in{1.0f, 1.0f}, out{1.0f, 1.0f};
+};
+
+// 2^-e and 2^e for the largest magnitude whose float bits are `bits`, e its
+// binary exponent (largest in [2^(e-1), 2^e)), clamped to [-126, 126] so
+// that both factors are normal floats; 1 for zero or a non-finite largest.
+__device__ __forceinline__ void normalizing_factors(unsigned bits, float& in, float& out) {
+    if (bits == 0u || bits >= 0x7f800000u) {
+        in = out = 1.0f;
+        return;
+    }
+    const int e = min(int(bits >> 23) - 126, 126);  // subnormals: -126
+    in = __uint_as_float(unsigned(127 - e) << 23);
+    out = __uint_as_float(unsigned(127 + e) << 23);
+}
+
+// The lanes of this warp below this one.
+__device__ __forceinline__ unsigned lanes_below() {
+    unsigned mask;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+    return mask;
+}
+
+// Adds this thread's largest magnitudes of the two partners (largest.x: the
+// real one's, .y: the imaginary one's) into the shared slots[0..1] of its
+// pair `pair` (zero before the pair's first thread adds; non-negative floats
+// order as their bits do). Every lane of the warp must call it together.
+__device__ __forceinline__ void add_largest(unsigned* slots, int pair, float2 largest) {
+    const unsigned same = __match_any_sync(0xffffffffu, pair);
+    const unsigned a = __reduce_max_sync(same, __float_as_uint(largest.x));
+    const unsigned b = __reduce_max_sync(same, __float_as_uint(largest.y));
+    if ((same & lanes_below()) == 0u) {  // the pair's first lane in this warp
+        atomicMax(&slots[0], a);
+        atomicMax(&slots[1], b);
+    }
+}
+
+// The pair's scale from its slots, once every thread of the pair has added
+// (a barrier after add_largest).
+__device__ __forceinline__ pair_scale scale_from(const unsigned* slots) {
+    pair_scale s;
+    normalizing_factors(slots[0], s.in.x, s.out.x);
+    normalizing_factors(slots[1], s.in.y, s.out.y);
+    return s;
+}
+
+__device__ __forceinline__ float2 scaled(float2 v, float2 factor) { return float2{v.x * factor.x, v.y * factor.y}; }
+
+// Whether a source's pairs need pair_scale: its partners are slices a user
+// treats as independent. An image's pairs are two tiles of one image
+// (image_tiles), which need none.
+template <class Source>
+constexpr bool scales_partners = true;
 
 // Where tile slot n = (channel * batch + b) * tile_slots + tile of an image
 // or its output sits: the channel, sample b, and the tile's row and column in
@@ -118,6 +185,9 @@ struct image_tiles {
     }
     __device__ const float* data() const { return x; }
 };
+
+template <class Geometry>
+constexpr bool scales_partners<image_tiles<Geometry>> = false;
 
 // Filter tile n = in_channel * out_channels + out_channel (in_channel within
 // the output channel's group): the Kh x Kw filter, scaled by 1/T^2 (the inverse
@@ -225,13 +295,16 @@ struct window_cursor {
 // [first, first + Rows) (all of them by default; coalesced across the warp),
 // `chunk` rows at a time, all of a chunk's loads in flight before the first
 // is used (one load per iteration was latency-bound). Returns whether every
-// value this thread loaded was finite.
+// value this thread loaded was finite; `largest` gets the largest finite
+// magnitude this thread loaded of each (a: .x, b: .y; before `scale`).
 template <int T, int Rows = T>
 __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data_a, const tile_window& wa,
-                                          const float* data_b, const tile_window& wb, float scale, int first = 0) {
+                                          const float* data_b, const tile_window& wb, float scale,
+                                          float2& largest, int first = 0) {
     constexpr int pitch = T + 1, chunk = 16;
     static_assert(Rows % chunk == 0, "rows are loaded in chunks");
     float poison = 0.0f;  // stays 0 while every value is finite
+    largest = float2{0.0f, 0.0f};
     const bool column_a = lane >= wa.col_begin && lane < wa.cols, column_b = lane >= wb.col_begin && lane < wb.cols;
     window_cursor at_a(data_a, wa, lane), at_b(data_b, wb, lane);
     at_a.skip_rows(first);
@@ -251,6 +324,8 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data
         for (int u = 0; u < chunk; ++u) {
             // 0 * v is NaN for v infinite or NaN, and NaN stays in the sum: one FMA per value.
             poison = fmaf(va[u], 0.0f, fmaf(vb[u], 0.0f, poison));
+            largest.x = fmaxf(largest.x, fabsf(va[u]));
+            largest.y = fmaxf(largest.y, fabsf(vb[u]));
             z[(base + u) * pitch + lane] = float2{scale * va[u], scale * vb[u]};
         }
     }
@@ -260,8 +335,8 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data
 // Both windows of one array.
 template <int T, int Rows = T>
 __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data, const tile_window& wa,
-                                          const tile_window& wb, float scale, int first = 0) {
-    return load_pair<T, Rows>(z, lane, data, wa, data, wb, scale, first);
+                                          const tile_window& wb, float scale, float2& largest, int first = 0) {
+    return load_pair<T, Rows>(z, lane, data, wa, data, wb, scale, largest, first);
 }
 
 // Row `lane` of z, transformed in place, when lane < rows: rows past both
@@ -289,20 +364,20 @@ __device__ __forceinline__ void transform_column(const float2* z, int lane, floa
 }
 
 // Output column `lane` of a tile pair from v (v[r] is row r) straight to y
-// (coalesced across the warp): the real part into out.real, imag_sign times
-// the imaginary part into out.imag, each plus its bias, each window's
-// address stepped a row at a time (window_cursor).
+// (coalesced across the warp): factor.x times the real part into out.real,
+// factor.y times the imaginary part into out.imag, each plus its bias, each
+// window's address stepped a row at a time (window_cursor).
 template <int T>
 __device__ __forceinline__ void store_output_column(const float2 (&v)[T], int lane, float* y, const output_pair& out,
-                                                    float imag_sign) {
+                                                    float2 factor) {
     const bool real = lane < out.real.cols, imag = lane < out.imag.cols;
     if (!(real || imag)) return;
     window_cursor at_real(y, out.real, lane), at_imag(y, out.imag, lane);
 #pragma unroll
     for (int r = 0; r < T; ++r) {
         const float2 value = v[r];
-        if (real && r < out.real.rows) at_real.store(value.x + out.real_bias);
-        if (imag && r < out.imag.rows) at_imag.store(imag_sign * value.y + out.imag_bias);
+        if (real && r < out.real.rows) at_real.store(factor.x * value.x + out.real_bias);
+        if (imag && r < out.imag.rows) at_imag.store(factor.y * value.y + out.imag_bias);
         at_real.next_row();
         at_imag.next_row();
     }
@@ -384,16 +459,25 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
                   float2* __restrict__ spectrum) {
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
+    constexpr bool scaling = scales_partners<Source>;
     extern __shared__ float2 shared[];
+    __shared__ unsigned largest_bits[2 * pairs];  // pair_scale's slots
     const int lane = threadIdx.x, group = threadIdx.y;
     float2* z = shared + group * T * pitch;
     const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
+    if constexpr (scaling) {
+        if (group * T + lane < 2 * pairs) largest_bits[group * T + lane] = 0u;
+        __syncthreads();
+    }
 
     // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
     tile_window wa = tile_window{}, wb = tile_window{};
     pair_windows(source, n0, tile_count, wa, wb);
-    load_pair<T>(z, lane, tile_data(source, n0), wa, wb, tile_scale(source, n0));
+    float2 largest;
+    load_pair<T>(z, lane, tile_data(source, n0), wa, wb, tile_scale(source, n0), largest);
+    if constexpr (scaling) add_largest(largest_bits + 2 * group, group, largest);
     __syncthreads();
+    const pair_scale factors = scaling ? scale_from(largest_bits + 2 * group) : pair_scale{};
     // Rows, then columns: two transposing passes over one FFT body. Rows
     // outside both windows are zero, and so is their FFT.
     const int rows = max(wa.rows, wb.rows), first_row = first_window_row(wa, wb);
@@ -401,6 +485,9 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
         read_row<T>(z, lane, v);
+        if (scaling && pass == 0)
+#pragma unroll
+            for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
         tile_sync<T>(group);  // every row is in registers before the columns overwrite them
         if (pass == 1 || (lane >= first_row && lane < rows)) fft_in_registers<T, false>(v);
         write_column<T>(z, lane, v);
@@ -419,14 +506,15 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     const float2* zg = shared + g * T * pitch;
     const std::int64_t n = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs) + 2 * g;
     const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
+    const float2 back = scaling ? scale_from(largest_bits + 2 * g).out : float2{1.0f, 1.0f};  // pair g's
     int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
     float2* out = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
     const std::int64_t step = std::int64_t(T) * bin_stride;
     for (int j = 0; j < freq_cols; ++j) {
         const float2 zk = zg[r * pitch + s];
         const float2 zm = zg[((T - r) & (T - 1)) * pitch + ((T - s) & (T - 1))];  // Z[-k]: T is a power of two
-        const float2 a{0.5f * (zk.x + zm.x), 0.5f * (zk.y - zm.y)};
-        const float2 b{0.5f * (zk.y + zm.y), -0.5f * (zk.x - zm.x)};
+        const float2 a{0.5f * back.x * (zk.x + zm.x), 0.5f * back.x * (zk.y - zm.y)};
+        const float2 b{0.5f * back.y * (zk.y + zm.y), -0.5f * back.y * (zk.x - zm.x)};
         if (both)
             *reinterpret_cast<float4*>(out) = float4{a.x, a.y, b.x, b.y};
         else if (first_only)
@@ -445,17 +533,25 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
 // spectrum[bin * bin_stride + n] -> the valid outputs of real tile n
 // (sink.outputs.high x sink.outputs.wide, clipped), written into y, for tiles
 // n in [first_tile, tile_count) (first_tile even), from pair `first_pair` of
-// that range on.
-template <class Geometry>
+// that range on. With `scaling`, each partner's spectrum is brought to
+// magnitude ~1 before the shared transform (pair_scale): for outputs a user
+// treats as independent (a filter gradient's input channels); the tiles of
+// one output image need not.
+template <class Geometry, bool scaling = false>
 __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
     inverse_tiles(const float2* __restrict__ spectrum, std::int64_t first_tile, std::int64_t tile_count,
                   std::int64_t first_pair, std::int64_t bin_stride, output_tiles<Geometry> sink) {
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
     extern __shared__ float2 shared[];
+    __shared__ unsigned largest_bits[2 * pairs];  // pair_scale's slots
     const int lane = threadIdx.x, group = threadIdx.y;
     const int linear = group * T + lane, g = linear % pairs;
     const std::int64_t block_first = first_tile + 2 * (first_pair + std::int64_t(blockIdx.x) * pairs);
+    if constexpr (scaling) {
+        if (linear < 2 * pairs) largest_bits[linear] = 0u;
+        __syncthreads();
+    }
 
     // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
     // symmetry. Thread `linear` loads pair g = linear % pairs at bins
@@ -467,6 +563,23 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     const float2* in = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
     const std::int64_t step = std::int64_t(T) * bin_stride;
     float2* zg = shared + g * T * pitch;
+    // With scaling, a first read of the same bins finds each partner's
+    // largest magnitude: A and B must be scaled before they are combined.
+    float2 into{1.0f, 1.0f};  // pair g's pair_scale::in
+    if constexpr (scaling) {
+        float2 largest{0.0f, 0.0f};
+        const float2* at = in;
+        for (int j = 0; j < freq_cols; ++j, at += step) {
+            float4 v{0, 0, 0, 0};
+            if (both) v = *reinterpret_cast<const float4*>(at);
+            else if (first_only) v = float4{at[0].x, at[0].y, 0, 0};
+            largest.x = fmaxf(largest.x, fmaxf(fabsf(v.x), fabsf(v.y)));
+            largest.y = fmaxf(largest.y, fmaxf(fabsf(v.z), fabsf(v.w)));
+        }
+        add_largest(largest_bits + 2 * g, g, largest);
+        __syncthreads();
+        into = scale_from(largest_bits + 2 * g).in;
+    }
     int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
 #pragma unroll 1
     for (int j0 = 0; j0 < freq_cols; j0 += chunk) {
@@ -487,7 +600,8 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
             if (j0 + u >= freq_cols) break;
-            const float2 a{loaded[u].x, loaded[u].y}, b{loaded[u].z, loaded[u].w};
+            const float2 a{into.x * loaded[u].x, into.x * loaded[u].y};
+            const float2 b{into.y * loaded[u].z, into.y * loaded[u].w};
             // conj(Z), Z = A + i B: the inverse runs as a forward FFT of the
             // conjugate, IFFT(Z) = conj(FFT(conj(Z))).
             zg[r * pitch + s] = float2{a.x - b.y, -a.y - b.x};
@@ -509,6 +623,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     // the way out.
     float2* z = shared + group * T * pitch;
     const std::int64_t n0 = block_first + 2 * group;
+    const pair_scale factors = scaling ? scale_from(largest_bits + 2 * group) : pair_scale{};
 #pragma unroll pass_unroll(T, 2)
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
@@ -516,7 +631,8 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
         tile_sync<T>(group);  // every row is in registers before the columns overwrite them
         if (pass == 0 || lane < sink.outputs.wide) fft_in_registers<T, false>(v);
         if (pass == 1) {
-            store_output_column<T>(v, lane, sink.y, output_pair_at(sink, n0, tile_count), -1.0f);
+            store_output_column<T>(v, lane, sink.y, output_pair_at(sink, n0, tile_count),
+                                   float2{factors.out.x, -factors.out.y});
             break;
         }
         write_column<T>(z, lane, v);
@@ -553,11 +669,11 @@ void launch_forward_tiles(engine& e, const Source& source, std::int64_t tile_cou
     }
 }
 
-template <class Geometry>
+template <class Geometry, bool scaling = false>
 void launch_inverse_tiles(engine& e, const float2* spectrum, std::int64_t first_tile, std::int64_t tile_count,
                           std::int64_t bin_stride, const output_tiles<Geometry>& sink, cudaStream_t stream) {
     constexpr int T = Geometry::static_extents.tile_extent;
-    const auto kernel = inverse_tiles<Geometry>;
+    const auto kernel = inverse_tiles<Geometry, scaling>;
     allow_shared_bytes(kernel, fused_shared_bytes(T));
     e.log_launch(reinterpret_cast<const void*>(kernel));
     const std::int64_t pair_count = (tile_count - first_tile + 1) / 2;

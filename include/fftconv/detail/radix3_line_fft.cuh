@@ -71,13 +71,16 @@ __device__ __forceinline__ float2 complex_times(float2 a, float2 b) {
 // transformed in registers (forward, or unnormalised inverse) and written
 // back into its own slots: X_r[k] into slot 3k + r.
 template <int T, bool Inverse, int Stride>
-__device__ __forceinline__ void radix3_subsequence_fft(float2* line, int r) {
+__device__ __forceinline__ void radix3_subsequence_fft(float2* line, int r, float2 factor = float2{1.0f, 1.0f}) {
     static_assert(is_radix3_extent(T), "radix-3 lines have 3 P points, P a power of two from 16");
     constexpr int P = T / 3;
     float2* at = line + r * Stride;
     float2 v[P];
 #pragma unroll
-    for (int j = 0; j < P; ++j) v[j] = at[3 * bit_reversed<P>.index[j] * Stride];
+    for (int j = 0; j < P; ++j) {
+        const float2 loaded = at[3 * bit_reversed<P>.index[j] * Stride];
+        v[j] = float2{factor.x * loaded.x, factor.y * loaded.y};
+    }
     fft_in_registers<P, Inverse>(v);
 #pragma unroll
     for (int k = 0; k < P; ++k) at[3 * k * Stride] = v[k];
