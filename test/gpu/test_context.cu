@@ -50,10 +50,10 @@ TEST_CASE("a filter spectrum refuses a problem it was not made for") {
     const problem p{1, 4, 4, 32, 32, 5};
     auto w = reference::make_device_array<float>(p.filter_elements());
     auto x = reference::make_device_array<float>(p.input_elements());
-    auto y = reference::make_device_array<float>(p.output_elements());
     reference::fill_normal(w.data(), w.size, 3, ctx.stream());
     const filter_spectrum s = ctx.transform_filter(p, w.data());
     const problem other{1, 4, 5, 32, 32, 5};
+    auto y = reference::make_device_array<float>(other.output_elements());  // y fits: the spectrum is what is wrong
     CHECK_THROWS_WITH_AS(ctx.conv2d(other, x.data(), s, y.data()),
                          doctest::Contains("the filter spectrum was made for in_channels=4 out_channels=4"),
                          error);

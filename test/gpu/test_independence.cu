@@ -39,19 +39,35 @@ void scale_slices(float* device, extents e, const std::function<double(std::int6
     FFTCONV_CUDA_TRY(cudaMemcpy(device, host.data(), sizeof(float) * host.size(), cudaMemcpyHostToDevice));
 }
 
+// How large the slices of a result are made by the inputs' scaling:
+// element [i][j][...] of the result is about factor(i, j) times what it would
+// be unscaled (for a result that sums slices of several factors, the largest
+// sum's).
+using slice_factor = std::function<double(std::int64_t, std::int64_t)>;
+
 // The worst slice of `got` against `exact` along axis 0 and along axis 1,
-// each slice judged alone (its own relative L2 and elementwise bar).
+// each slice judged alone: its relative L2, and its elements against the bar
+// after dividing both by the slice's factor (what the slice would be
+// unscaled: the elementwise bar's absolute term is for unit-scale data).
 struct slice_result {
     accuracy worst;
     std::string where;
 };
 
 slice_result worst_slice(const std::vector<float>& got, const std::vector<double>& exact, extents e,
-                         double l2_bar) {
+                         double l2_bar, const slice_factor& factor) {
     slice_result r;
     double worst_score = -1;
-    auto judge = [&](const std::vector<float>& g, const std::vector<double>& x, const std::string& name) {
-        const accuracy a = reference::compare(g, x);
+    auto judge = [&](const std::vector<float>& g, const std::vector<double>& x, const std::vector<double>& f,
+                     const std::string& name) {
+        accuracy a = reference::compare(g, x);
+        std::vector<float> g_unscaled(g.size());
+        std::vector<double> x_unscaled(x.size());
+        for (std::size_t k = 0; k < g.size(); ++k) {
+            g_unscaled[k] = float(double(g[k]) / f[k]);
+            x_unscaled[k] = x[k] / f[k];
+        }
+        a.worst_fraction = reference::compare(g_unscaled, x_unscaled).worst_fraction;
         const double score = a.non_finite > 0 ? std::numeric_limits<double>::infinity()
                                               : std::max(a.relative_l2 / l2_bar, a.worst_fraction);
         if (score > worst_score) {
@@ -60,25 +76,20 @@ slice_result worst_slice(const std::vector<float>& got, const std::vector<double
             r.where = name;
         }
     };
-    for (std::int64_t i = 0; i < e.d0; ++i) {
+    auto slice = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1, const std::string& name) {
         std::vector<float> g;
-        std::vector<double> x;
-        for (std::int64_t k = 0; k < e.d1 * e.rest; ++k) {
-            g.push_back(got[i * e.d1 * e.rest + k]);
-            x.push_back(exact[i * e.d1 * e.rest + k]);
-        }
-        judge(g, x, "axis 0 slice " + std::to_string(i));
-    }
-    for (std::int64_t j = 0; j < e.d1; ++j) {
-        std::vector<float> g;
-        std::vector<double> x;
-        for (std::int64_t i = 0; i < e.d0; ++i)
-            for (std::int64_t k = 0; k < e.rest; ++k) {
-                g.push_back(got[(i * e.d1 + j) * e.rest + k]);
-                x.push_back(exact[(i * e.d1 + j) * e.rest + k]);
-            }
-        judge(g, x, "axis 1 slice " + std::to_string(j));
-    }
+        std::vector<double> x, f;
+        for (std::int64_t i = i0; i < i1; ++i)
+            for (std::int64_t j = j0; j < j1; ++j)
+                for (std::int64_t k = 0; k < e.rest; ++k) {
+                    g.push_back(got[(i * e.d1 + j) * e.rest + k]);
+                    x.push_back(exact[(i * e.d1 + j) * e.rest + k]);
+                    f.push_back(factor(i, j));
+                }
+        judge(g, x, f, name);
+    };
+    for (std::int64_t i = 0; i < e.d0; ++i) slice(i, i + 1, 0, e.d1, "axis 0 slice " + std::to_string(i));
+    for (std::int64_t j = 0; j < e.d1; ++j) slice(0, e.d0, j, j + 1, "axis 1 slice " + std::to_string(j));
     return r;
 }
 
@@ -134,9 +145,14 @@ void forward_independence(context& ctx, const problem& p, bool scale_filter, sca
             auto exact = reference::make_device_array<double>(p.output_elements());
             reference::direct_conv_gpu(p, x.data(), w.data(), exact.data(), ctx.stream(), bias.data());
             FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+            // y[b][o] scales with sample b's factor, or with filter o's.
+            const slice_factor scaled_by = scale_filter ? slice_factor([&](std::int64_t, std::int64_t o) {
+                return factor_of(which, ratio)(o, 0);
+            })
+                                                        : factor_of(which, ratio);
             const slice_result r = worst_slice(reference::to_host(y.data(), y.size),
                                                reference::to_host(exact.data(), exact.size), output_extents(p),
-                                               reference::max_relative_l2);
+                                               reference::max_relative_l2, scaled_by);
             check_slices(r, reference::max_relative_l2,
                          to_string(p) + " " + reference::to_string(kind) + " ratio=" + std::to_string(ratio) +
                              " tile_extent=" + std::to_string(ctx.plan(p).geometry.tile_extent()) +
@@ -180,20 +196,38 @@ void gradient_independence(context& ctx, const problem& p, gradient_operand scal
             const std::string what = to_string(p) + " " + reference::to_string(kind) +
                                      " ratio=" + std::to_string(ratio) + " operand " +
                                      (scaled == gradient_operand::x ? "x" : scaled == gradient_operand::w ? "w" : "dy");
+            // How each result's slices scale (dx[b][c], dw[o][c], dbias[o]):
+            // with the scaled slice's index where the result keeps it apart,
+            // else with the largest factor of the slices it sums.
+            const double summed = std::max(ratio, 1.0);
+            const auto f = factor_of(which, ratio);
+            const bool by_sample = which == scaled_slice::first_sample;
+            const slice_factor dx_factor = [&](std::int64_t b, std::int64_t c) {
+                if (scaled == gradient_operand::w) return f(0, c);   // w's input channel c feeds dx[:, c]
+                return by_sample ? f(b, 0) : summed;                 // dy: its sample, or all its channels summed
+            };
+            const slice_factor dw_factor = [&](std::int64_t o, std::int64_t c) {
+                if (by_sample) return summed;                                  // every sample summed
+                return scaled == gradient_operand::x ? f(0, c) : f(0, o);     // x's channel c, dy's channel o
+            };
+            const slice_factor db_factor = [&](std::int64_t o, std::int64_t) {
+                if (scaled == gradient_operand::x) return 1.0;
+                return by_sample ? summed : f(0, o);
+            };
             // dx depends on dy and w only; dw and dbias on x and dy only.
             if (scaled != gradient_operand::x)
                 check_slices(worst_slice(reference::to_host(dx.data(), dx.size),
                                          reference::to_host(exact_dx.data(), exact_dx.size), input_extents(p),
-                                         reference::max_relative_l2),
+                                         reference::max_relative_l2, dx_factor),
                              reference::max_relative_l2, "dx of " + what);
             if (scaled != gradient_operand::w) {
                 check_slices(worst_slice(reference::to_host(dw.data(), dw.size),
                                          reference::to_host(exact_dw.data(), exact_dw.size), filter_extents(p),
-                                         reference::max_filter_gradient_l2),
+                                         reference::max_filter_gradient_l2, dw_factor),
                              reference::max_filter_gradient_l2, "dw of " + what);
                 check_slices(worst_slice(reference::to_host(db.data(), db.size),
                                          reference::to_host(exact_db.data(), exact_db.size), {p.out_channels, 1, 1},
-                                         reference::max_filter_gradient_l2),
+                                         reference::max_filter_gradient_l2, db_factor),
                              reference::max_filter_gradient_l2, "dbias of " + what);
             }
         }

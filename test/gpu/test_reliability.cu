@@ -556,8 +556,11 @@ TEST_CASE("an output that overlaps an input is refused, naming both") {
     const problem p{1, 3, 3, 20, 20, 3, 1};
     auto [x, w, y] = testing::make_conv_tensors(p, 5);
     FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
-    expect_error([&] { ctx.conv2d(p, x.data(), w.data(), x.data() + 7); }, status::invalid_argument, "y = ");
-    expect_error([&] { ctx.conv2d(p, x.data(), w.data(), x.data() + 7); }, status::invalid_argument, "overlaps x");
+    // x and y inside one allocation, y starting 7 floats into x.
+    auto both = reference::make_device_array<float>(2 * p.input_elements());
+    expect_error([&] { ctx.conv2d(p, both.data(), w.data(), both.data() + 7); }, status::invalid_argument, "y = ");
+    expect_error([&] { ctx.conv2d(p, both.data(), w.data(), both.data() + 7); }, status::invalid_argument,
+                 "overlaps x");
     expect_error([&] { ctx.conv2d(p, x.data(), y.data(), y.data()); }, status::invalid_argument, "overlaps w");
     auto dx = reference::make_device_array<float>(p.input_elements());
     expect_error([&] { ctx.conv2d_backward_data(p, y.data(), w.data(), y.data()); }, status::invalid_argument,
