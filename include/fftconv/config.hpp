@@ -14,6 +14,8 @@
 // tile_geometry<dynamic_extent, dynamic_extent, T> (only T static).
 #pragma once
 
+#include "fftconv/version.hpp"  // first: refuses a pre-C++20 compiler with a clear #error
+
 #include <compare>
 #include <cstddef>
 #include <cstdint>

@@ -34,6 +34,8 @@
 // threads at the same time.
 #pragma once
 
+#include "fftconv/version.hpp"  // first: refuses a pre-C++20 compiler with a clear #error
+
 #include <cstddef>
 #include <memory>
 

@@ -16,6 +16,8 @@
 // the direct path.
 #pragma once
 
+#include "fftconv/version.hpp"  // first: refuses a pre-C++20 compiler with a clear #error
+
 #include <span>
 #include <vector>
 

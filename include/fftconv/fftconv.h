@@ -44,6 +44,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "fftconv/version.h" /* FFTCONV_VERSION_*, fftconv_version() */
+
 #ifdef __cplusplus
 extern "C" {
 #endif

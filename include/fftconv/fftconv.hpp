@@ -10,6 +10,8 @@
 // status.hpp: errors; specialize.cuh: compile your own configuration.
 #pragma once
 
+#include "fftconv/version.hpp"  // first: refuses a pre-C++20 compiler with a clear #error
+
 #include "fftconv/config.hpp"
 #include "fftconv/context.hpp"
 #include "fftconv/dispatch.hpp"

@@ -21,6 +21,8 @@
 //                      .padding = fftconv::same_padding(31), .groups = 128};  // depthwise 31 x 31, 'same'
 #pragma once
 
+#include "fftconv/version.hpp"  // first: refuses a pre-C++20 compiler with a clear #error
+
 #include <cstdint>
 #include <string>
 

@@ -17,6 +17,8 @@
 // declared extern there: including this header does not compile them again.
 #pragma once
 
+#include "fftconv/version.hpp"  // first: refuses a pre-C++20 compiler with a clear #error
+
 #include <string>
 #include <vector>
 

@@ -28,6 +28,8 @@
 // work already enqueued, y may hold partial results (context.hpp, "Checks").
 #pragma once
 
+#include "fftconv/version.hpp"  // first: refuses a pre-C++20 compiler with a clear #error
+
 #include <stdexcept>
 #include <string>
 

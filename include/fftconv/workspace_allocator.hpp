@@ -6,6 +6,8 @@
 // fftconv's workspace and its cache can reuse the memory.
 #pragma once
 
+#include "fftconv/version.hpp"  // first: refuses a pre-C++20 compiler with a clear #error
+
 #include <cstddef>
 
 #include <cuda_runtime_api.h>
