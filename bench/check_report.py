@@ -1,14 +1,15 @@
 """Checks the files test_report wrote: the JSON parses and holds the texts
 (invalid UTF-8 replaced), the SVG is well-formed XML showing the escaped
 texts, the Markdown table rows keep their cell count.
-Usage: check_report.py TEST_REPORT WORK_DIR"""
+and fftconv_version is the library's version (meson.build's project version).
+Usage: check_report.py TEST_REPORT WORK_DIR VERSION"""
 import json
 import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ElementTree
 
-program, work = sys.argv[1:]
+program, work, version = sys.argv[1:]
 os.makedirs(work, exist_ok=True)
 prefix = os.path.join(work, "report")
 subprocess.run([program, prefix], check=True)
@@ -46,6 +47,10 @@ if dense.get("pass") != "forward":
     failures.append(f"json: pass {dense.get('pass')!r}, expected 'forward'")
 if "kernel_extent" in depthwise:
     failures.append("json: a rectangular kernel has a kernel_extent (schema 1's key is for square kernels only)")
+if data.get("fftconv_version") != version:
+    failures.append(f"json: fftconv_version {data.get('fftconv_version')!r}, expected {version!r}")
+if f"fftconv {version}," not in open(prefix + ".md", encoding="utf-8").read():
+    failures.append(f"markdown: no 'fftconv {version},' in the header")
 if data.get("schema_version") != 3 or data.get("suite") != "custom":
     failures.append(f"json: schema_version {data.get('schema_version')!r}, suite {data.get('suite')!r}")
 for key in ("tool", "driver", "cuda_runtime", "cufft", "cublas", "cudnn", "date", "repetitions", "l2_flush",

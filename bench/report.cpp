@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fftconv/version.hpp"
+
 namespace fftconv::bench {
 const char* to_string(pass g) noexcept {
     switch (g) {
@@ -172,9 +174,9 @@ std::vector<summary_row> summarize(const std::vector<shape_result>& shapes) {
 }
 
 void print_table(const run_info& info, const std::vector<shape_result>& shapes) {
-    std::printf("\nfftconv-bench, suite %s, on %s (driver %s, CUDA runtime %s), commit %s\n",
+    std::printf("\nfftconv-bench, suite %s, on %s (driver %s, CUDA runtime %s), fftconv %s, commit %s\n",
                 info.suite.c_str(), info.gpu.c_str(), info.driver.c_str(), info.cuda_runtime.c_str(),
-                info.commit.c_str());
+                fftconv::version_string(), info.commit.c_str());
     std::printf("%d timed calls per algorithm and shape, %s, %s\n\n", info.repetitions,
                 info.l2_flush ? "L2 flushed before each" : "L2 NOT flushed",
                 info.reuse_filter ? "filter transformed once and reused" : "fresh filter FFT in every call");
@@ -208,6 +210,7 @@ void write_json(const std::string& path, const run_info& info, const std::vector
     json out = {
         {"tool", "fftconv-bench"},
         {"schema_version", 3},
+        {"fftconv_version", fftconv::version_string()},  // the library loaded (fftconv_version())
         {"suite", info.suite},
         {"gpu", info.gpu},
         {"driver", info.driver},
@@ -277,7 +280,7 @@ void write_markdown(const std::string& path, const run_info& info, const std::ve
     std::ofstream f = open_or_throw(path);
     f << "fftconv-bench, suite " << markdown_text(info.suite) << ", on " << markdown_text(info.gpu) << ", driver " << info.driver << ", CUDA " << info.cuda_runtime
       << ", cuFFT " << info.cufft << ", cuBLAS " << info.cublas << ", cuDNN " << info.cudnn
-      << ", commit `" << markdown_text(info.commit) << "`, " << info.date << ". " << info.repetitions
+      << ", fftconv " << fftconv::version_string() << ", commit `" << markdown_text(info.commit) << "`, " << info.date << ". " << info.repetitions
       << " timed calls each, " << (info.l2_flush ? "L2 flushed before every call" : "no L2 flush")
       << ", " << (info.reuse_filter ? "filter transformed once" : "filter FFT in every call")
       << ". Accuracy against a float64 direct convolution: relative L2 (≤ " << number(reference::max_relative_l2)

@@ -2,7 +2,9 @@
 // a table on stdout, JSON (every figure), Markdown, and an SVG chart.
 //
 // JSON schema (schema_version 3; version 1 had no such key): top level
-// tool, schema_version, suite, gpu, driver, ..., shapes, summary. Each shape:
+// tool, schema_version, fftconv_version (the loaded library's
+// fftconv_version_string(), meson.build's project version), suite, gpu,
+// driver, ..., shapes, summary. Each shape:
 // role, batch, in_channels, out_channels, height, width,
 // kernel_height, kernel_width, padding_height, padding_width, groups, bias
 // (true/false), pass ("forward", "data_gradient" or "filter_gradient"; new
