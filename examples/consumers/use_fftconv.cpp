@@ -6,10 +6,16 @@
 #include <string>
 
 #include <cuda_runtime_api.h>
+#include <fftconv/fftconv.h>
 #include <fftconv/fftconv.hpp>
 
 int main() {
     int failures = 0;
+    std::printf("fftconv %s (headers %s)\n", fftconv::version_string(), FFTCONV_VERSION_STRING);
+    if (fftconv::version() != fftconv::header_version || fftconv_version() != FFTCONV_VERSION) {
+        std::printf("FAIL: the library's version is not the headers'\n");
+        ++failures;
+    }
     const fftconv::problem p{.batch = 1, .in_channels = 4, .out_channels = 8,
                              .height = 40, .width = 36, .kernel = 5};
     const fftconv::dispatch_decision d = fftconv::choose_dispatch(p);
