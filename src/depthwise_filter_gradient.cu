@@ -78,12 +78,9 @@ __global__ void __launch_bounds__(threads, 3)
     accumulate_products(gradient_geometry g, const float* __restrict__ x, const float* __restrict__ dy,
                         float2* __restrict__ partial) {
     extern __shared__ float2 shared[];
-    // pair_scale's slots: x's pair (positions q, q + 1), then dy's.
-    __shared__ unsigned largest_bits[4];
+    __shared__ pair_largest<threads, tile> largest_of;  // pair 0: x's windows q, q + 1; pair 1: dy's blocks
     const int lane = threadIdx.x, group = threadIdx.y, linear = group * tile + lane;
     float2* z = shared + group * tile * pitch;  // group 0: windows of xpad; group 1: dy blocks
-    if (linear < 4) largest_bits[linear] = 0u;
-    __syncthreads();
     const std::int64_t o = g.first_out + blockIdx.x / g.splits, split = blockIdx.x % g.splits;
     const std::int64_t begin = split * g.per_split, end = min(begin + g.per_split, g.at.count());
 
@@ -108,10 +105,10 @@ __global__ void __launch_bounds__(threads, 3)
         // product taken back by its window's and block's factors.
         float2 largest;
         load_pair<tile>(z, lane, group == 0 ? x : dy, wa, wb, 1.0f, largest);
-        add_largest(largest_bits + 2 * group, group, largest);
+        largest_of.add(linear, largest);
         __syncthreads();
-        const float2 into = scale_from(largest_bits + 2 * group).in;
-        const pair_scale of_x = scale_from(largest_bits), of_dy = scale_from(largest_bits + 2);
+        const pair_scale of_x = largest_of.scale(0), of_dy = largest_of.scale(1);
+        const pair_scale& own = group == 0 ? of_x : of_dy;
         const float back_q = of_x.out.x * of_dy.out.x, back_next = of_x.out.y * of_dy.out.y;
         // Rows, then columns: two transposing passes over one FFT body.
         // Rows outside both windows are zero, and so is their FFT (a dy
@@ -121,9 +118,9 @@ __global__ void __launch_bounds__(threads, 3)
         for (int pass = 0; pass < 2; ++pass) {
             float2 v[tile];
             read_row<tile>(z, lane, v);
-            if (pass == 0)
+            if (pass == 0 && own.active)
 #pragma unroll
-                for (int k = 0; k < tile; ++k) v[k] = scaled(v[k], into);
+                for (int k = 0; k < tile; ++k) v[k] = scaled(v[k], own.in);
             tile_sync<tile>(group);  // every row is in registers before the columns overwrite them
             if (live) {
                 fft_in_registers<tile, false>(v);
@@ -135,7 +132,6 @@ __global__ void __launch_bounds__(threads, 3)
             tile_sync<tile>(group);
         }
         __syncthreads();  // the products read both tiles
-        if (linear < 4) largest_bits[linear] = 0u;  // every thread read them before this barrier
 #pragma unroll
         for (int j = 0; j < owned_bins; ++j) {
             const int bin = linear + j * threads;

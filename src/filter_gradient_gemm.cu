@@ -118,11 +118,14 @@ struct position_tiles {
 };
 
 // A chunk's tiles in one launch: dy's blocks (tiles [0, split)), then x's
-// windows; split is even, so a transform pair reads one tensor.
+// windows; split is even, so a transform pair reads one tensor. x's pairs
+// record each channel slot's largest magnitude (float bits) in `largest`:
+// the inverse pairs two input channels of dw, whose sizes follow x's.
 struct chunk_tiles {
     position_tiles<false> blocks;
     position_tiles<true> windows;
     std::int64_t split;
+    unsigned* largest;  // x_slots of them, zero before the first chunk
     __device__ tile_window window(std::int64_t n) const {
         return n < split ? blocks.window(n) : windows.window(n - split);
     }
@@ -133,13 +136,33 @@ __device__ const float* tile_data(const chunk_tiles& source, std::int64_t n) {
 __device__ float tile_scale(const chunk_tiles& source, std::int64_t n) {
     return n < source.split ? source.blocks.scale : source.windows.scale;
 }
+__device__ void record_largest(const chunk_tiles& source, std::int64_t n, uint2 bits) {
+    if (n < source.split) return;
+    const std::int64_t slot = (n - source.split) % source.windows.slots;  // even: the pair is slots slot, slot + 1
+    atomicMax(source.largest + slot, bits.x);
+    atomicMax(source.largest + slot + 1, bits.y);
+}
+
+// The inverse's pair (n, n + 1) = dw[o][c], dw[o][c + 1] (n = o * cg_slots +
+// c, c even), scaled by x's channels c and c + 1 of o's group.
+struct channel_scales {
+    const unsigned* largest;
+    std::int64_t cg_slots, group_out_channels, tiles;
+    __device__ pair_scale of(std::int64_t n) const {
+        if (n >= tiles) return pair_scale{};
+        const std::int64_t o = n / cg_slots, c = n - o * cg_slots;
+        const unsigned* at = largest + o / group_out_channels * cg_slots + c;
+        return balancing_scale(at[0], at[1]);
+    }
+};
 
 struct gemm_plan {
     int tile;
     std::int64_t chunk, chunks;                     // positions per chunk, chunks
     std::int64_t cg_slots, x_slots, dy_slots;  // Cin/groups rounded up to even, groups x that; Cout rounded up
     std::int64_t stride, out_stride;           // bin strides of the spectra (D, then X) and of out: multiples of 4
-    std::size_t out_offset, sum_offset, bytes;  // the spectra at 0; the double sum only with several chunks
+    // The spectra at 0; the double sum only with several chunks; x's largest per channel slot.
+    std::size_t out_offset, sum_offset, largest_offset, bytes;
 };
 
 // Positions per chunk on a grid: as many as the budget and max_chunk allow.
@@ -177,7 +200,9 @@ gemm_plan plan_of(const problem& p, std::int64_t budget) {
     g.out_stride = round_up(p.out_channels * g.cg_slots, 4);
     g.out_offset = align_up(sizeof(float2) * std::size_t(bins * g.stride));
     g.sum_offset = g.out_offset + align_up(sizeof(float2) * std::size_t(bins * g.out_stride));
-    g.bytes = g.sum_offset + (g.chunks > 1 ? align_up(sizeof(double2) * std::size_t(bins * g.out_stride)) : 0);
+    g.largest_offset =
+        g.sum_offset + (g.chunks > 1 ? align_up(sizeof(double2) * std::size_t(bins * g.out_stride)) : 0);
+    g.bytes = g.largest_offset + align_up(sizeof(unsigned) * std::size_t(g.x_slots));
     return g;
 }
 
@@ -232,6 +257,8 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
     auto* spectra = reinterpret_cast<float2*>(base);  // per bin: the chunk's D, then its X
     auto* out = reinterpret_cast<float2*>(base + g.out_offset);
     auto* sum = reinterpret_cast<double2*>(base + g.sum_offset);
+    auto* largest = reinterpret_cast<unsigned*>(base + g.largest_offset);
+    FFTCONV_CUDA_TRY(cudaMemsetAsync(largest, 0, sizeof(unsigned) * std::size_t(g.x_slots), e.stream()));
     // cuBLAS leaves the spare input slot and the stride's padding unwritten:
     // the inverse pairs the spare slot with the group's last channel, and
     // sum_chunks reads the padding.
@@ -247,7 +274,7 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
         // stream 5%, at 128^2 K16 C64 B4).
         const chunk_tiles tiles{{at, dy, first, g.dy_slots, p.out_channels, g.dy_slots, scale},
                                 {at, x, first, g.x_slots, cg, g.cg_slots, 1.0f},
-                                count * g.dy_slots};
+                                count * g.dy_slots, largest};
         launch_forward_tiles<geometry>(e, tiles, count * (g.dy_slots + g.x_slots), g.stride, spectra, e.stream());
         multiply(e, p, g, count, spectra + count * g.dy_slots, spectra, out);
         if (g.chunks > 1) {
@@ -266,7 +293,8 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
                                       cg * p.kernel.height, p.kernel.width,
                                       tile_outputs{int(p.kernel.height), int(p.kernel.width)},
                                       tile_grid{1, 1, cg, g.cg_slots}, nullptr};
-    launch_inverse_tiles<geometry, true>(e, out, 0, p.out_channels * g.cg_slots, g.out_stride, sink, e.stream());
+    const channel_scales scales{largest, g.cg_slots, p.group_out_channels(), p.out_channels * g.cg_slots};
+    launch_inverse_tiles<geometry>(e, out, 0, p.out_channels * g.cg_slots, g.out_stride, sink, e.stream(), scales);
 }
 
 }  // namespace

@@ -199,9 +199,9 @@ struct radix3_block {
 // any thread of the block) is not finite; else true. (Checking the loaded
 // values measured cheaper in registers than checking the spectrum's DC bin:
 // 222 against 255 at T = 64.) The two tiles may be two samples: each is
-// scaled to magnitude ~1 before the shared transform and back on the way
-// out (pair_scale), through the pair's two `slots` (zero on entry, zero
-// again on return).
+// balanced before the shared transform and taken back on the way out
+// (pair_scale), their largest magnitudes gathered in `largest_of` by the
+// block's thread `linear`.
 //
 // Powers of two: four transposing passes (fused_tile_fft.cuh, read_row)
 // over one FFT body: the input's rows, the columns (times conj(W)), the rows
@@ -216,37 +216,33 @@ struct radix3_block {
 // outputs; then y from z. The forward passes leave digit-reversed order, the
 // inverse ones natural. A block barrier only where rows turn into columns
 // and back; elsewhere the line group's (rows_sync, line_sync).
-template <int T, class Geometry>
-__device__ __forceinline__ bool depthwise_pair(float2* z, unsigned* slots, int lane, int share, int group,
+template <int T, class Geometry, class Largest>
+__device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, int lane, int share, int group,
                                                const float* x, tile_window in_real, tile_window in_imag,
                                                const float2* w, const output_tiles<Geometry>& sink, std::int64_t n,
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
     // The input rows either window holds: the others are zero, and so is their FFT.
     const int rows = max(in_real.rows, in_imag.rows), first_row = first_window_row(in_real, in_imag);
-    const bool slot_keeper = lane == 0 && share == 0;  // zeroes the slots once the pair has read them
+    const int linear = (group * depthwise_line_threads(T) + share) * T + lane;
 
     if constexpr (is_power_of_two(T)) {
         float2 largest;
         const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f, largest);
-        add_largest(slots, group, largest);
+        largest_of.add(linear, largest);
         if (check_finite) {
-            if (!__syncthreads_and(finite)) {
-                if (slot_keeper) slots[0] = slots[1] = 0u;
-                return false;
-            }
+            if (!__syncthreads_and(finite)) return false;
         } else {
             __syncthreads();  // a plain barrier where nothing is checked (no reduction)
         }
-        const pair_scale factors = scale_from(slots);
+        const pair_scale factors = largest_of.scale(group);
 #pragma unroll 1  // at every T: unrolled, T = 32 took 128 registers instead of 102
         for (int pass = 0; pass < 4; ++pass) {
             float2 v[T];
             read_row<T>(z, lane, v);
-            if (pass == 0)
+            if (pass == 0 && factors.active)
 #pragma unroll
                 for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
             tile_sync<T>(group);  // every row is in registers before the columns overwrite them
-            if (pass == 0 && slot_keeper) slots[0] = slots[1] = 0u;
             const bool live =
                 pass == 0 ? lane >= first_row && lane < rows : pass == 3 ? lane < sink.outputs.wide : true;
             if (live) fft_in_registers<T, false>(v);
@@ -265,18 +261,15 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, unsigned* slots, int l
         float2 largest;
         const bool finite =
             load_pair<T, block.rows>(z, block.column, x, in_real, in_imag, 1.0f, largest, block.first_row);
-        add_largest(slots, group, largest);
+        largest_of.add(linear, largest);
         // The whole pair's barrier, not the line group's: every thread's
-        // largest magnitude is in before any reads the slots.
+        // largest magnitude is in before any reads them.
         if (check_finite) {
-            if (!__syncthreads_and(finite)) {
-                if (slot_keeper) slots[0] = slots[1] = 0u;
-                return false;
-            }
+            if (!__syncthreads_and(finite)) return false;
         } else {
             __syncthreads();
         }
-        const pair_scale factors = scale_from(slots);
+        const pair_scale factors = largest_of.scale(group);
         int k_first, k_last;
         radix3_share<T, line_threads>(share, k_first, k_last);
         float2* row = z + lane * pitch;  // row `lane`
@@ -292,7 +285,6 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, unsigned* slots, int l
         line_sync<T>(lane);
         if (input_row) radix3_step<T, false, 1>(row, k_first, k_last);
         __syncthreads();
-        if (slot_keeper) slots[0] = slots[1] = 0u;
 #pragma unroll 1
         for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, pitch>(column, r);
         line_sync<T>(lane);
@@ -344,12 +336,12 @@ constexpr int depthwise_min_blocks(int tile_extent) {
 // inlined, so that the kernel's registers stay those of the common path;
 // its arguments by value (references to the kernel's parameters made the
 // kernel copy them to local memory and read every output address from there).
-template <int T, class Geometry>
-__device__ __noinline__ void depthwise_alone(float2* z, unsigned* slots, int lane, int share, int group,
+template <int T, class Geometry, class Largest>
+__device__ __noinline__ void depthwise_alone(float2* z, Largest& largest_of, int lane, int share, int group,
                                              const float* x, tile_window in, const float2* w,
                                              output_tiles<Geometry> sink, std::int64_t n, std::int64_t tile_count,
                                              pair_part part) {
-    depthwise_pair<T>(z, slots, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
+    depthwise_pair<T>(z, largest_of, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
 }
 
 // Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
@@ -377,13 +369,10 @@ __global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.til
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = fused_pairs(T);
     extern __shared__ float2 shared[];
-    __shared__ unsigned largest_bits[2 * pairs];  // pair_scale's slots, two a pair
+    __shared__ pair_largest<depthwise_threads(T), T * depthwise_line_threads(T)> largest_of;
     const int lane = threadIdx.x, share = threadIdx.y, group = threadIdx.z;
     float2* z = shared + group * T * pitch;
-    unsigned* slots = largest_bits + 2 * group;
     const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
-    if (lane < 2 && share == 0) slots[lane] = 0u;
-    __syncthreads();
 
     // The pair's output tiles n0, n0 + 1 (the same channel o: the layout
     // never lets a pair span two channels) read input channel c's.
@@ -393,16 +382,15 @@ __global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.til
     const tile_window in_b = n0 + 1 < tile_count ? source.window(c, b) : tile_window{};
     const float2* w = filter + (n0 < tile_count ? o : 0) * depthwise_filter_bins(T);
 
-    if (depthwise_pair<T>(z, slots, lane, share, group, source.data(), in_a, in_b, w, sink, n0, tile_count,
+    if (depthwise_pair<T>(z, largest_of, lane, share, group, source.data(), in_a, in_b, w, sink, n0, tile_count,
                           pair_part::both, spanning_pairs))
         return;
     if constexpr (spanning_pairs) {
         // Some loaded value is not finite: each tile alone, in the real part.
-        __syncthreads();  // the slots are zero again
-        depthwise_alone<T>(z, slots, lane, share, group, source.data(), in_a, w, sink, n0, tile_count,
+        depthwise_alone<T>(z, largest_of, lane, share, group, source.data(), in_a, w, sink, n0, tile_count,
                            pair_part::first_alone);
         __syncthreads();  // z is read to the end of the first
-        depthwise_alone<T>(z, slots, lane, share, group, source.data(), in_b, w, sink, n0, tile_count,
+        depthwise_alone<T>(z, largest_of, lane, share, group, source.data(), in_b, w, sink, n0, tile_count,
                            pair_part::second_alone);
     }
 }

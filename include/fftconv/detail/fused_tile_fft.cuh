@@ -62,21 +62,36 @@ constexpr std::size_t fused_shared_bytes(int tile_extent) {
 // The factors that make a pair's partners independent of each other's
 // magnitude: multiply the loaded (real, imaginary) partners by `in`, and what
 // the transform makes of each by `out` (exact powers of two, out = 1 / in).
+// `active`: some factor is not 1 (where none is, the multiplies are skipped).
 struct pair_scale {
     float2 in{1.0f, 1.0f}, out{1.0f, 1.0f};
+    bool active = false;
 };
 
-// 2^-e and 2^e for the largest magnitude whose float bits are `bits`, e its
-// binary exponent (largest in [2^(e-1), 2^e)), clamped to [-126, 126] so
-// that both factors are normal floats; 1 for zero or a non-finite largest.
-__device__ __forceinline__ void normalizing_factors(unsigned bits, float& in, float& out) {
-    if (bits == 0u || bits >= 0x7f800000u) {
-        in = out = 1.0f;
-        return;
-    }
-    const int e = min(int(bits >> 23) - 126, 126);  // subnormals: -126
-    in = __uint_as_float(unsigned(127 - e) << 23);
-    out = __uint_as_float(unsigned(127 + e) << 23);
+// 2^e as a float, e in [-126, 127].
+__device__ __forceinline__ float power_of_two(int e) { return __uint_as_float(unsigned(127 + e) << 23); }
+
+// The scale of a pair whose partners' largest magnitudes have the float bits
+// a and b: the smaller partner is brought up to the larger one's binary
+// exponent, so that the shared transform rounds each as if it were alone;
+// where the larger one's exponent is beyond +-64, both are brought to ~1
+// instead, so that no finite tile overflows (or sinks into subnormals)
+// inside the transform. A zero or non-finite partner keeps factor 1;
+// factors stay within 2^+-126.
+__device__ __forceinline__ pair_scale balancing_scale(unsigned a, unsigned b) {
+    auto exponent = [](unsigned bits) {  // largest in [2^(e-1), 2^e); subnormals -126; 0: none
+        return bits == 0u || bits >= 0x7f800000u ? 0 : int(bits >> 23) - 126;
+    };
+    const bool has_a = a != 0u && a < 0x7f800000u, has_b = b != 0u && b < 0x7f800000u;
+    const int ea = exponent(a), eb = exponent(b);
+    const int larger = has_a && has_b ? max(ea, eb) : has_a ? ea : eb;
+    const int target = larger > 64 || larger < -64 ? 0 : larger;
+    pair_scale s;
+    const int ka = has_a ? min(max(target - ea, -126), 126) : 0, kb = has_b ? min(max(target - eb, -126), 126) : 0;
+    s.in = float2{power_of_two(ka), power_of_two(kb)};
+    s.out = float2{power_of_two(-ka), power_of_two(-kb)};
+    s.active = ka != 0 || kb != 0;
+    return s;
 }
 
 // The lanes of this warp below this one.
@@ -86,28 +101,43 @@ __device__ __forceinline__ unsigned lanes_below() {
     return mask;
 }
 
-// Adds this thread's largest magnitudes of the two partners (largest.x: the
-// real one's, .y: the imaginary one's) into the shared slots[0..1] of its
-// pair `pair` (zero before the pair's first thread adds; non-negative floats
-// order as their bits do). Every lane of the warp must call it together.
-__device__ __forceinline__ void add_largest(unsigned* slots, int pair, float2 largest) {
-    const unsigned same = __match_any_sync(0xffffffffu, pair);
-    const unsigned a = __reduce_max_sync(same, __float_as_uint(largest.x));
-    const unsigned b = __reduce_max_sync(same, __float_as_uint(largest.y));
-    if ((same & lanes_below()) == 0u) {  // the pair's first lane in this warp
-        atomicMax(&slots[0], a);
-        atomicMax(&slots[1], b);
-    }
-}
+// The partners' largest magnitudes, gathered over the threads of each pair
+// of a block: pair p is threads [p * PairThreads, (p + 1) * PairThreads) of
+// the block's linear order. Each warp's first lane of a pair writes that
+// pair's maxima over the warp into the warp's own slot (a warp holds parts of
+// two pairs at most), so nothing needs zeroing and no atomics; after a
+// barrier, a pair's threads read the slots of its warps. Non-negative floats
+// order as their bits do.
+template <int Threads, int PairThreads>
+struct pair_largest {
+    static_assert(Threads % 32 == 0 && PairThreads >= 16, "whole warps, at most two pairs a warp");
+    uint2 slot[Threads / 32][2];
 
-// The pair's scale from its slots, once every thread of the pair has added
-// (a barrier after add_largest).
-__device__ __forceinline__ pair_scale scale_from(const unsigned* slots) {
-    pair_scale s;
-    normalizing_factors(slots[0], s.in.x, s.out.x);
-    normalizing_factors(slots[1], s.in.y, s.out.y);
-    return s;
-}
+    // Every lane of the warp calls it, thread `linear` of the block
+    // (largest.x: the real partner's, .y: the imaginary one's).
+    __device__ void add(int linear, float2 largest) {
+        const int pair = linear / PairThreads, warp = linear / 32;
+        const unsigned same = __match_any_sync(0xffffffffu, pair);
+        const unsigned a = __reduce_max_sync(same, __float_as_uint(largest.x));
+        const unsigned b = __reduce_max_sync(same, __float_as_uint(largest.y));
+        if ((same & lanes_below()) == 0u) slot[warp][pair - warp * 32 / PairThreads] = uint2{a, b};
+    }
+    // Pair `pair`'s largest magnitudes (float bits) and scale, once its
+    // threads have added (a barrier between).
+    __device__ uint2 bits(int pair) const {
+        uint2 m{0u, 0u};
+        const int first = pair * PairThreads / 32, last = ((pair + 1) * PairThreads - 1) / 32;
+        for (int w = first; w <= last; ++w) {
+            const uint2 v = slot[w][pair - w * 32 / PairThreads];
+            m = uint2{max(m.x, v.x), max(m.y, v.y)};
+        }
+        return m;
+    }
+    __device__ pair_scale scale(int pair) const {
+        const uint2 m = bits(pair);
+        return balancing_scale(m.x, m.y);
+    }
+};
 
 __device__ __forceinline__ float2 scaled(float2 v, float2 factor) { return float2{v.x * factor.x, v.y * factor.y}; }
 
@@ -447,6 +477,17 @@ template <class Source>
 __device__ float tile_scale(const Source& source, std::int64_t) {
     return source.scale;
 }
+// What a source keeps of pair n's largest magnitudes (float bits; the
+// filter gradient keeps each channel's for its inverse:
+// filter_gradient_gemm.cu); by default, nothing.
+template <class Source>
+__device__ void record_largest(const Source&, std::int64_t, uint2) {}
+
+// The scales of an inverse's pairs (n, n + 1), by default none: the tiles of
+// one output image need none.
+struct no_pair_scales {
+    __device__ pair_scale of(std::int64_t) const { return pair_scale{}; }
+};
 
 // Real tiles [0, tile_count) of `source` -> spectrum[bin * bin_stride + n],
 // bins = T x (T/2 + 1), row-major (the layout cuFFT's R2C would produce).
@@ -461,23 +502,20 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
     constexpr bool scaling = scales_partners<Source>;
     extern __shared__ float2 shared[];
-    __shared__ unsigned largest_bits[2 * pairs];  // pair_scale's slots
+    __shared__ pair_largest<threads, T> largest_of;
     const int lane = threadIdx.x, group = threadIdx.y;
     float2* z = shared + group * T * pitch;
     const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
-    if constexpr (scaling) {
-        if (group * T + lane < 2 * pairs) largest_bits[group * T + lane] = 0u;
-        __syncthreads();
-    }
 
     // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
     tile_window wa = tile_window{}, wb = tile_window{};
     pair_windows(source, n0, tile_count, wa, wb);
     float2 largest;
     load_pair<T>(z, lane, tile_data(source, n0), wa, wb, tile_scale(source, n0), largest);
-    if constexpr (scaling) add_largest(largest_bits + 2 * group, group, largest);
+    if constexpr (scaling) largest_of.add(group * T + lane, largest);
     __syncthreads();
-    const pair_scale factors = scaling ? scale_from(largest_bits + 2 * group) : pair_scale{};
+    const pair_scale factors = scaling ? largest_of.scale(group) : pair_scale{};
+    if (scaling && lane == 0 && n0 < tile_count) record_largest(source, n0, largest_of.bits(group));
     // Rows, then columns: two transposing passes over one FFT body. Rows
     // outside both windows are zero, and so is their FFT.
     const int rows = max(wa.rows, wb.rows), first_row = first_window_row(wa, wb);
@@ -485,7 +523,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
         read_row<T>(z, lane, v);
-        if (scaling && pass == 0)
+        if (scaling && pass == 0 && factors.active)
 #pragma unroll
             for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
         tile_sync<T>(group);  // every row is in registers before the columns overwrite them
@@ -506,7 +544,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     const float2* zg = shared + g * T * pitch;
     const std::int64_t n = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs) + 2 * g;
     const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
-    const float2 back = scaling ? scale_from(largest_bits + 2 * g).out : float2{1.0f, 1.0f};  // pair g's
+    const float2 back = scaling ? largest_of.scale(g).out : float2{1.0f, 1.0f};  // pair g's
     int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
     float2* out = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
     const std::int64_t step = std::int64_t(T) * bin_stride;
@@ -533,25 +571,20 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
 // spectrum[bin * bin_stride + n] -> the valid outputs of real tile n
 // (sink.outputs.high x sink.outputs.wide, clipped), written into y, for tiles
 // n in [first_tile, tile_count) (first_tile even), from pair `first_pair` of
-// that range on. With `scaling`, each partner's spectrum is brought to
-// magnitude ~1 before the shared transform (pair_scale): for outputs a user
-// treats as independent (a filter gradient's input channels); the tiles of
-// one output image need not.
-template <class Geometry, bool scaling = false>
+// that range on. Pair (n, n + 1)'s partners are scaled by scales.of(n)
+// before the shared transform and back after it (pair_scale): for outputs a
+// user treats as independent (a filter gradient's input channels).
+template <class Geometry, class PairScales = no_pair_scales>
 __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
     inverse_tiles(const float2* __restrict__ spectrum, std::int64_t first_tile, std::int64_t tile_count,
-                  std::int64_t first_pair, std::int64_t bin_stride, output_tiles<Geometry> sink) {
+                  std::int64_t first_pair, std::int64_t bin_stride, output_tiles<Geometry> sink,
+                  PairScales scales) {
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
     extern __shared__ float2 shared[];
-    __shared__ unsigned largest_bits[2 * pairs];  // pair_scale's slots
     const int lane = threadIdx.x, group = threadIdx.y;
     const int linear = group * T + lane, g = linear % pairs;
     const std::int64_t block_first = first_tile + 2 * (first_pair + std::int64_t(blockIdx.x) * pairs);
-    if constexpr (scaling) {
-        if (linear < 2 * pairs) largest_bits[linear] = 0u;
-        __syncthreads();
-    }
 
     // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
     // symmetry. Thread `linear` loads pair g = linear % pairs at bins
@@ -563,23 +596,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     const float2* in = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
     const std::int64_t step = std::int64_t(T) * bin_stride;
     float2* zg = shared + g * T * pitch;
-    // With scaling, a first read of the same bins finds each partner's
-    // largest magnitude: A and B must be scaled before they are combined.
-    float2 into{1.0f, 1.0f};  // pair g's pair_scale::in
-    if constexpr (scaling) {
-        float2 largest{0.0f, 0.0f};
-        const float2* at = in;
-        for (int j = 0; j < freq_cols; ++j, at += step) {
-            float4 v{0, 0, 0, 0};
-            if (both) v = *reinterpret_cast<const float4*>(at);
-            else if (first_only) v = float4{at[0].x, at[0].y, 0, 0};
-            largest.x = fmaxf(largest.x, fmaxf(fabsf(v.x), fabsf(v.y)));
-            largest.y = fmaxf(largest.y, fmaxf(fabsf(v.z), fabsf(v.w)));
-        }
-        add_largest(largest_bits + 2 * g, g, largest);
-        __syncthreads();
-        into = scale_from(largest_bits + 2 * g).in;
-    }
+    const float2 into = scales.of(n).in;  // pair g's: A and B are scaled before they are combined
     int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
 #pragma unroll 1
     for (int j0 = 0; j0 < freq_cols; j0 += chunk) {
@@ -623,7 +640,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     // the way out.
     float2* z = shared + group * T * pitch;
     const std::int64_t n0 = block_first + 2 * group;
-    const pair_scale factors = scaling ? scale_from(largest_bits + 2 * group) : pair_scale{};
+    const pair_scale factors = scales.of(n0);
 #pragma unroll pass_unroll(T, 2)
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
@@ -669,18 +686,19 @@ void launch_forward_tiles(engine& e, const Source& source, std::int64_t tile_cou
     }
 }
 
-template <class Geometry, bool scaling = false>
+template <class Geometry, class PairScales = no_pair_scales>
 void launch_inverse_tiles(engine& e, const float2* spectrum, std::int64_t first_tile, std::int64_t tile_count,
-                          std::int64_t bin_stride, const output_tiles<Geometry>& sink, cudaStream_t stream) {
+                          std::int64_t bin_stride, const output_tiles<Geometry>& sink, cudaStream_t stream,
+                          const PairScales& scales = {}) {
     constexpr int T = Geometry::static_extents.tile_extent;
-    const auto kernel = inverse_tiles<Geometry, scaling>;
+    const auto kernel = inverse_tiles<Geometry, PairScales>;
     allow_shared_bytes(kernel, fused_shared_bytes(T));
     e.log_launch(reinterpret_cast<const void*>(kernel));
     const std::int64_t pair_count = (tile_count - first_tile + 1) / 2;
     for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
         const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
         kernel<<<blocks, dim3(T, fused_pairs(T)), fused_shared_bytes(T), stream>>>(spectrum, first_tile, tile_count,
-                                                                                   first, bin_stride, sink);
+                                                                                   first, bin_stride, sink, scales);
         FFTCONV_CHECK_LAUNCH();
     }
 }
