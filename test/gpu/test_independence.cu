@@ -298,10 +298,13 @@ TEST_CASE("gradients: each sample and channel of dx, each channel of dw and dbia
 }
 
 TEST_CASE("a finite input whose transform would overflow leaves its pair partner finite and exact") {
-    // Depthwise 56^2 K31: a pair is samples 0 and 1; sample 0 at 3e36 (finite).
+    // Depthwise 56^2 K31: a pair is samples 0 and 1; sample 0 at 3e36 times
+    // uniform [0, 1) (finite: its tile's sum, about 1.4e40, is not), the
+    // filter random-normal (the exact outputs, about 5e37, fit a float).
     context ctx;
     const problem p = depthwise(2, 4, 56, 31);
     auto [x, w, y] = testing::make_conv_tensors(p, 51, input_kind::normal, ctx.stream());
+    reference::fill_input(input_kind::uniform, x.data(), x.size, 52, ctx.stream());
     FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
     scale_slices(x.data(), input_extents(p), factor_of(scaled_slice::first_sample, 3e36));
     ctx.conv2d(p, x.data(), w.data(), y.data());
