@@ -100,14 +100,16 @@ __global__ void __launch_bounds__(threads, 3)
         const gradient_positions::place second = g.at.next(at);
         const tile_window wa = window(at, first), wb = window(second, first + 1);
         at = g.at.next(second);
-        // Positions q and q + 1 may be two samples: the two windows (blocks)
-        // are balanced before the shared transform (pair_scale), and each
+        // Positions q and q + 1 may be two samples: each window (block) is
+        // scaled to magnitude ~1 before the shared transform, and each
         // product taken back by its window's and block's factors.
         float2 largest;
         load_pair<tile>(z, lane, group == 0 ? x : dy, wa, wb, 1.0f, largest);
         largest_of.add(linear, largest);
         __syncthreads();
-
+        const pair_scale of_x = largest_of.scale(0), of_dy = largest_of.scale(1);
+        const pair_scale& own = group == 0 ? of_x : of_dy;
+        const float back_q = of_x.out.x * of_dy.out.x, back_next = of_x.out.y * of_dy.out.y;
         // Rows, then columns: two transposing passes over one FFT body.
         // Rows outside both windows are zero, and so is their FFT (a dy
         // block's rows past 65 - K).
@@ -116,12 +118,9 @@ __global__ void __launch_bounds__(threads, 3)
         for (int pass = 0; pass < 2; ++pass) {
             float2 v[tile];
             read_row<tile>(z, lane, v);
-            if (pass == 0) {
-                const pair_scale own = largest_of.scale(group);
-                if (own.active)
+            if (pass == 0 && own.active)
 #pragma unroll
-                    for (int k = 0; k < tile; ++k) v[k] = scaled(v[k], own.in);
-            }
+                for (int k = 0; k < tile; ++k) v[k] = scaled(v[k], own.in);
             tile_sync<tile>(group);  // every row is in registers before the columns overwrite them
             if (live) {
                 fft_in_registers<tile, false>(v);
@@ -133,8 +132,6 @@ __global__ void __launch_bounds__(threads, 3)
             tile_sync<tile>(group);
         }
         __syncthreads();  // the products read both tiles
-        const pair_scale of_x = largest_of.scale(0), of_dy = largest_of.scale(1);
-        const float back_q = of_x.out.x * of_dy.out.x, back_next = of_x.out.y * of_dy.out.y;
 #pragma unroll
         for (int j = 0; j < owned_bins; ++j) {
             const int bin = linear + j * threads;

@@ -139,11 +139,8 @@ __device__ float tile_scale(const chunk_tiles& source, std::int64_t n) {
 __device__ void record_largest(const chunk_tiles& source, std::int64_t n, uint2 bits) {
     if (n < source.split) return;
     const std::int64_t slot = (n - source.split) % source.windows.slots;  // even: the pair is slots slot, slot + 1
-    // Maxima only grow: an atomic only where this one is larger than what
-    // is there (thousands of pairs share a few dozen slots).
-    unsigned* at = source.largest + slot;
-    if (bits.x > at[0]) atomicMax(at, bits.x);
-    if (bits.y > at[1]) atomicMax(at + 1, bits.y);
+    atomicMax(source.largest + slot, bits.x);
+    atomicMax(source.largest + slot + 1, bits.y);
 }
 
 // The inverse's pair (n, n + 1) = dw[o][c], dw[o][c + 1] (n = o * cg_slots +

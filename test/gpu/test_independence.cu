@@ -256,12 +256,22 @@ TEST_CASE("fused dense path: each output channel and each sample alone") {
 }
 
 TEST_CASE("fused depthwise paths (power-of-two and radix-3 tiles): each sample alone") {
+    // The reported case: 56^2 K31 'same' C128 on its compiled 96-point
+    // configuration, one tile an image, so a pair is two samples.
     context ctx;
-    // 56^2 K31 'same': one 96-point tile an image, so a pair is two samples.
-    forward_independence(ctx, depthwise(2, 8, 56, 31), false, scaled_slice::first_sample, 21);
-    // 28^2 K29: 48-point tiles.
-    forward_independence(ctx, depthwise(3, 4, 28, 29), false, scaled_slice::first_sample, 22);
-    forward_independence(ctx, depthwise(2, 4, 28, 29), true, scaled_slice::even_filters, 23);
+    const problem reported = depthwise(2, 128, 56, 31);
+    REQUIRE(ctx.plan(reported).path == path_kind::compiled);
+    REQUIRE(ctx.plan(reported).geometry.tile_extent() == 96);
+    forward_independence(ctx, reported, false, scaled_slice::first_sample, 21);
+    // The generic radix-3 kernels: 96 and 48 points (small problems would
+    // otherwise take the direct path).
+    for (const int t : {96, 48}) {
+        context forced;
+        forced.force_tile_extent(t);
+        CAPTURE(t);
+        forward_independence(forced, depthwise(3, 4, 28, 29), false, scaled_slice::first_sample, 22);
+        forward_independence(forced, depthwise(2, 4, 28, 29), true, scaled_slice::even_filters, 23);
+    }
     for (const int t : {16, 32, 64}) {
         context forced;
         forced.force_tile_extent(t);
@@ -291,18 +301,19 @@ TEST_CASE("gradients: each sample and channel of dx, each channel of dw and dbia
     gradient_independence(ctx, dense, gradient_operand::dy, scaled_slice::first_sample, 43);
     gradient_independence(ctx, dense, gradient_operand::dy, scaled_slice::even_channels, 44);
     gradient_independence(ctx, dense, gradient_operand::w, scaled_slice::even_filter_inputs, 45);
-    const problem dw = depthwise(2, 8, 56, 31);
+    const problem dw = depthwise(2, 128, 56, 31);  // dx on the compiled 96-point configuration
     gradient_independence(ctx, dw, gradient_operand::x, scaled_slice::first_sample, 46);
     gradient_independence(ctx, dw, gradient_operand::dy, scaled_slice::first_sample, 47);
     gradient_independence(ctx, dw, gradient_operand::dy, scaled_slice::even_channels, 48);
 }
 
 TEST_CASE("a finite input whose transform would overflow leaves its pair partner finite and exact") {
-    // Depthwise 56^2 K31: a pair is samples 0 and 1; sample 0 at 3e36 times
+    // Depthwise 56^2 K31 C128 (T = 96): a pair is samples 0 and 1; sample 0 at 3e36 times
     // uniform [0, 1) (finite: its tile's sum, about 1.4e40, is not), the
     // filter random-normal (the exact outputs, about 5e37, fit a float).
     context ctx;
-    const problem p = depthwise(2, 4, 56, 31);
+    const problem p = depthwise(2, 128, 56, 31);
+    REQUIRE(ctx.plan(p).geometry.tile_extent() == 96);
     auto [x, w, y] = testing::make_conv_tensors(p, 51, input_kind::normal, ctx.stream());
     reference::fill_input(input_kind::uniform, x.data(), x.size, 52, ctx.stream());
     FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));

@@ -234,27 +234,21 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
         } else {
             __syncthreads();  // a plain barrier where nothing is checked (no reduction)
         }
-        // The scale is read from largest_of where it is used, at the load
-        // and at the store: kept in registers through the passes it cost
-        // the kernel registers it has none to spare of.
+        const pair_scale factors = largest_of.scale(group);
 #pragma unroll 1  // at every T: unrolled, T = 32 took 128 registers instead of 102
         for (int pass = 0; pass < 4; ++pass) {
             float2 v[T];
             read_row<T>(z, lane, v);
-            if (pass == 0) {
-                const pair_scale factors = largest_of.scale(group);
-                if (factors.active)
+            if (pass == 0 && factors.active)
 #pragma unroll
-                    for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
-            }
+                for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
             tile_sync<T>(group);  // every row is in registers before the columns overwrite them
             const bool live =
                 pass == 0 ? lane >= first_row && lane < rows : pass == 3 ? lane < sink.outputs.wide : true;
             if (live) fft_in_registers<T, false>(v);
             if (pass == 3) {
-                const float2 back = largest_of.scale(group).out;
                 store_output_column<T>(v, lane, sink.y, selected_outputs(sink, n, tile_count, part),
-                                       float2{back.x, -back.y});
+                                       float2{factors.out.x, -factors.out.y});
                 break;
             }
             write_column<T>(z, lane, v);
@@ -275,6 +269,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
         } else {
             __syncthreads();
         }
+        const pair_scale factors = largest_of.scale(group);
         int k_first, k_last;
         radix3_share<T, line_threads>(share, k_first, k_last);
         float2* row = z + lane * pitch;  // row `lane`
@@ -286,8 +281,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
         const bool input_row = lane >= first_row && lane < rows;
         if (input_row)
 #pragma unroll 1
-            for (int r = share; r < 3; r += line_threads)
-                radix3_subsequence_fft<T, false, 1>(row, r, largest_of.scale(group).in);
+            for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, 1>(row, r, factors.in);
         line_sync<T>(lane);
         if (input_row) radix3_step<T, false, 1>(row, k_first, k_last);
         __syncthreads();
@@ -307,7 +301,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
             for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, true, 1>(row, r);
         rows_sync<T>(lane);
         store_output_rows<T>(z, block.column, sink.y, selected_outputs(sink, n, tile_count, part), block.first_row,
-                             block.rows, largest_of.scale(group).out);
+                             block.rows, factors.out);
     }
     return true;
 }

@@ -640,6 +640,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     // the way out.
     float2* z = shared + group * T * pitch;
     const std::int64_t n0 = block_first + 2 * group;
+    const pair_scale factors = scales.of(n0);
 #pragma unroll pass_unroll(T, 2)
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
@@ -648,7 +649,7 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
         if (pass == 0 || lane < sink.outputs.wide) fft_in_registers<T, false>(v);
         if (pass == 1) {
             store_output_column<T>(v, lane, sink.y, output_pair_at(sink, n0, tile_count),
-                                   float2{scales.of(n0).out.x, -scales.of(n0).out.y});
+                                   float2{factors.out.x, -factors.out.y});
             break;
         }
         write_column<T>(z, lane, v);
