@@ -15,12 +15,12 @@ Usage: PYTHONPATH=<build>/python python3 bench/training.py [--reps N] [--out FIL
 """
 import argparse
 import json
-import statistics
 import sys
 
 import torch
 
 import fftconv.torch
+from step_timing import relative_difference, timed_steps
 
 SHAPES = [  # batch, channels, image height = width, kernel
     (64, 128, 56, 31),
@@ -34,22 +34,7 @@ def time_steps(layer, x, dy, flush, reps):
         layer.zero_grad(set_to_none=True)
         layer(x).backward(dy)
 
-    for _ in range(3):
-        step()
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return {"mean_ms": statistics.fmean(times), "median_ms": statistics.median(times), "samples_ms": times}
-
-
-def relative_difference(a, b):
-    return float((a.double() - b.double()).norm() / b.double().norm())
+    return timed_steps(step, flush, reps, warmup=3)
 
 
 def main():

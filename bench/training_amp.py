@@ -20,13 +20,13 @@ Usage: PYTHONPATH=<build>/python python3 bench/training_amp.py [--reps N] [--out
 import argparse
 import copy
 import json
-import statistics
 import sys
 
 import torch
 from torch import nn
 
 import fftconv.torch
+from step_timing import relative_difference, timed_steps
 
 SHAPE = (64, 128, 56, 31)  # batch, channels, height = width, kernel
 
@@ -63,21 +63,7 @@ def time_step(step, flush, reps):
     step()
     torch.cuda.synchronize()
     calls = {k: fftconv.torch.calls[k] - before[k] for k in before}
-    times = []
-    for _ in range(reps):
-        flush.zero_()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return {"mean_ms": statistics.fmean(times), "median_ms": statistics.median(times),
-            "fftconv_calls_per_step": calls, "samples_ms": times}
-
-
-def relative_difference(a, b):
-    return float((a.double() - b.double()).norm() / b.double().norm())
+    return {**timed_steps(step, flush, reps, warmup=0), "fftconv_calls_per_step": calls}
 
 
 def main():
