@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/runtime/check.hpp"
 #include "progress.hpp"
 
 namespace fftconv::bench {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "cudnn_peer.hpp"
-#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/fftconv.hpp"
 #include "options.hpp"
 #include "progress.hpp"

@@ -1,7 +1,7 @@
 #include <algorithm>
 #include <numeric>
 
-#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/runtime/check.hpp"
 #include "timing.hpp"
 
 namespace fftconv::bench {

@@ -4,7 +4,7 @@
 #include <limits>
 #include <string>
 
-#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/runtime/check.hpp"
 #include "reference.hpp"
 
 namespace fftconv::reference {

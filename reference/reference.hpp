@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "fftconv/detail/device_buffer.hpp"
+#include "fftconv/detail/runtime/device_buffer.hpp"
 #include "fftconv/problem.hpp"
 
 namespace fftconv::reference {

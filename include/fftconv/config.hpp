@@ -97,7 +97,7 @@ struct extent<dynamic_extent, Int> {
 // Channels: a static C means C input and C output channels. Device code reads
 // only in_channels() (the contraction depth); output channel counts come from
 // the pass being run, since a problem too large for the workspace runs its
-// output channels in groups (detail/pass_plan.hpp).
+// output channels in groups (detail/tiling/pass_schedule.hpp).
 template <int KernelExtent = dynamic_extent, int Channels = dynamic_extent, int TileExtent = dynamic_extent>
 class tile_geometry {
 public:

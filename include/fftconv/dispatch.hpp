@@ -12,7 +12,7 @@
 // with runtime geometry and the tile extent choose_tile_extent() picks —
 // except a depthwise problem whose transforms would cost more than summing
 // the products directly (small images, small kernels: the cost models of
-// src/tile_heuristic.cpp and src/direct_depthwise.cu decide), which runs
+// src/dispatch/cost_model.cpp and src/direct/direct_depthwise.cu decide), which runs
 // the direct path.
 #pragma once
 
@@ -68,7 +68,7 @@ dispatch_decision choose_dispatch(const problem& p, int forced_tile_extent = 0);
 
 // The generic path's tile extent for `p` (validated): the cuFFT-friendly
 // extent (2^a 3^b 5^c 7^d, >= the kernel's larger extent) that minimises a cost model of
-// the whole pipeline. src/tile_heuristic.cpp explains the model.
+// the whole pipeline. src/dispatch/cost_model.cpp explains the model.
 int choose_tile_extent(const problem& p);
 
 class context;

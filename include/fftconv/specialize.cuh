@@ -24,10 +24,10 @@
 
 #include "fftconv/compiled_configs.hpp"
 #include "fftconv/context.hpp"
-#include "fftconv/detail/check.hpp"
-#include "fftconv/detail/pipeline.cuh"
-#include "fftconv/detail/pointer_check.hpp"
-#include "fftconv/detail/specialized_pipeline.hpp"
+#include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/pipeline/pipeline.cuh"
+#include "fftconv/detail/runtime/pointer_check.hpp"
+#include "fftconv/detail/pipeline/specialized_pipeline.hpp"
 
 namespace fftconv {
 namespace detail {

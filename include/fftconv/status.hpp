@@ -17,7 +17,7 @@
 //   out_of_memory     an allocation failed, whoever reported it:
 //                     cudaErrorMemoryAllocation, CUFFT_ALLOC_FAILED and
 //                     CUBLAS_STATUS_ALLOC_FAILED become out_of_memory, not
-//                     the library's own code (src/status.cpp); also a
+//                     the library's own code (src/api/status.cpp); also a
 //                     workspace limit below the problem's smallest pass
 // The library never throws success or internal_error; internal_error is what
 // the C ABI returns for an exception that is not a fftconv::error. The C ABI

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "fftconv/context.hpp"
-#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/runtime/check.hpp"
 #include "reference.hpp"
 
 namespace fftconv::testing {

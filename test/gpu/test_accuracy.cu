@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "conv_check.hpp"
-#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/dispatch.hpp"
 #include "leaderboard.hpp"
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "conv_check.hpp"
-#include "fftconv/detail/workspace_layout.hpp"
+#include "fftconv/detail/tiling/workspace_layout.hpp"
 #include "fftconv/specialize.cuh"
 
 using namespace fftconv;

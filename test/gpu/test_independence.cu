@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "conv_check.hpp"
-#include "fftconv/detail/check.hpp"
+#include "fftconv/detail/runtime/check.hpp"
 
 using namespace fftconv;
 using reference::accuracy;

@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "conv_check.hpp"
-#include "direct_depthwise.hpp"
-#include "narrow_depthwise.hpp"
+#include "direct/direct_depthwise.hpp"
+#include "direct/narrow_depthwise.hpp"
 #include "make_problem.hpp"
-#include "fftconv/detail/engine.hpp"
-#include "fftconv/detail/workspace_layout.hpp"
+#include "fftconv/detail/runtime/engine.hpp"
+#include "fftconv/detail/tiling/workspace_layout.hpp"
 
 using namespace fftconv;
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "conv_check.hpp"
-#include "narrow_depthwise.hpp"
-#include "fftconv/detail/engine.hpp"
+#include "direct/narrow_depthwise.hpp"
+#include "fftconv/detail/runtime/engine.hpp"
 
 using namespace fftconv;
 
@@ -244,7 +244,7 @@ spread spread_of(const std::vector<float>& got, const std::vector<double>& want,
 TEST_CASE("depthwise: a NaN or Inf in x stays in its own channel and sample, also where tile pairs span samples") {
     // One 14 x 14 output tile per image at T = 32, 48, 64 and 96: the fused
     // depthwise kernel pairs sample b with sample b + 1 of the same channel.
-    // The dispatch's own choice is the direct path (src/direct_depthwise.cu).
+    // The dispatch's own choice is the direct path (src/direct/direct_depthwise.cu).
     const problem p{.batch = 4, .in_channels = 4, .out_channels = 4, .height = 14, .width = 14, .kernel = 13,
                     .padding = 6, .groups = 4};
     const std::int64_t plane = p.out_height() * p.out_width();

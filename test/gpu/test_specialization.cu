@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "conv_check.hpp"
-#include "dispatch_table.hpp"
+#include "dispatch/compiled_table.hpp"
 #include "fftconv/specialize.cuh"
 
 using namespace fftconv;

@@ -24,9 +24,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
-#include "fftconv/detail/check.hpp"
-#include "fftconv/detail/spectral_gemm.cuh"
-#include "fftconv/detail/spectral_gemm.hpp"
+#include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/kernels/spectral_gemm.cuh"
+#include "fftconv/detail/kernels/spectral_gemm.hpp"
 #include "fftconv/status.hpp"
 
 namespace {

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "fftconv/compiled_configs.hpp"
-#include "fftconv/detail/pass_plan.hpp"
-#include "fftconv/detail/workspace_layout.hpp"
+#include "fftconv/detail/tiling/pass_schedule.hpp"
+#include "fftconv/detail/tiling/workspace_layout.hpp"
 #include "fftconv/dispatch.hpp"
 
 using namespace fftconv;

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <string>
 
-#include "direct_depthwise.hpp"
+#include "direct/direct_depthwise.hpp"
 #include "fftconv/dispatch.hpp"
 #include "fftconv/status.hpp"
 #include "leaderboard.hpp"

@@ -1,4 +1,4 @@
-// The gradients' algebra on the CPU (src/gradient_operands.hpp): each
+// The gradients' algebra on the CPU (src/backward/gradient_operands.hpp): each
 // gradient, computed as the forward convolution of its rearranged operands
 // by the float64 reference, equals its definition — dx[b,c,h,w] = sum of
 // dy[b,o,h+Ph-u,w+Pw-v] w[o,c,u,v], dw[o,c,u,v] = sum of dy[b,o,i,j]
@@ -13,9 +13,9 @@
 #include <random>
 #include <vector>
 
-#include "filter_gradient_gemm.hpp"
-#include "gradient_operands.hpp"
-#include "gradient_positions.hpp"
+#include "backward/filter_gradient_gemm.hpp"
+#include "backward/gradient_operands.hpp"
+#include "backward/gradient_positions.hpp"
 #include "make_problem.hpp"
 #include "reference.hpp"
 
@@ -169,7 +169,7 @@ TEST_CASE("the filter gradient's blocks fit the fused 64-point tile") {
     CHECK(detail::filter_blocks_of(make(1, 1, 1, 50, 50, 17, 0, 1), 32).block_rows == 34);  // K = 17: the whole axis
 }
 
-// The GEMM path's grid, the cost model's choice (src/filter_gradient_gemm.cu)
+// The GEMM path's grid, the cost model's choice (src/backward/filter_gradient_gemm.cu)
 // against the H200 measurements it was built from (docs/performance.md g5,
 // g8): 32 points for kernels up to 8; for kernels up to 16 where the
 // tensor-core GEMM runs and the smaller grid measured faster; else 64.
@@ -183,8 +183,8 @@ TEST_CASE("the filter gradient's GEMM path takes the grid that measured faster")
     CHECK(detail::filter_gradient_gemm_grid(make(4, 8, 8, 128, 128, 8, 0, 2)) == 32);
 }
 
-// The fused filter-gradient paths (src/depthwise_filter_gradient.cu,
-// src/filter_gradient_gemm.cu): for every position, the T x T window of
+// The fused filter-gradient paths (src/backward/depthwise_filter_gradient.cu,
+// src/backward/filter_gradient_gemm.cu): for every position, the T x T window of
 // padded x and the dy block that gradient_positions.hpp says, correlated
 // circularly on the T-point grid, summed over positions and cropped to
 // Kh x Kw, must be the definition; a window or block off by one, a position

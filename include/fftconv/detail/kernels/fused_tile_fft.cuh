@@ -1,0 +1,706 @@
+// fftconv/detail/kernels/fused_tile_fft.cuh — overlap-save's transforms for tile
+// extents 16, 32 and 64 (fused_tile_extents), each one kernel that reads the image (or filter) and
+// writes the spectrum straight into the GEMM's bin-major layout, and back.
+//
+// Why not cuFFT here: cuFFT needs the real tiles materialised (a gather pass),
+// runs a 2D transform as two passes over memory, and writes the bin-major
+// layout with a large output stride, which it does slowly. Here every byte
+// of image and spectrum crosses device memory once.
+//
+// Two real tiles a, b ride in one complex transform z = a + i b (Hermitian
+// symmetry lets us split the result exactly):
+//   A[k] = (Z[k] + conj(Z[-k])) / 2,   B[k] = -i (Z[k] - conj(Z[-k])) / 2,
+// and on the way back IFFT(A + i B) = a + i b. Each block holds `pairs`
+// complex T x T tiles in shared memory; a thread transforms one row and one
+// column in registers. The inverse transforms columns last and writes them
+// straight from registers to y (coalesced), so shared memory carries only
+// the transpose between its passes. (The forward transform done the same way,
+// columns first from memory, measured slower: docs/performance.md, v8.)
+//
+// Pairing and magnitudes: the split (and an inverse's shared transform)
+// rounds both partners to the larger one's magnitude, so a tile beside one a
+// million times larger would keep a millionth of its precision. Where the
+// partners are slices a user treats as independent (two filters, two
+// channels of a gradient, two samples of a depthwise pair), each is first
+// brought to magnitude ~1 by an exact power of two and taken back after the
+// transform (pair_scale): every partner is then rounded as if it were
+// transformed alone, and no finite tile overflows inside the transform.
+//
+// Pairing and non-finite values: a NaN or Inf anywhere in a makes all of
+// Z = FFT(a + i b) non-finite, and so b's half too. Tiles n and n + 1 are
+// paired (n even), so the tile layout gives every image an even number of
+// tile slots (workspace_layout.hpp, tile_slots): a pair never spans two images, and a
+// non-finite value reaches at most the partner tile of the same image.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/engine.hpp"
+#include "fftconv/detail/kernels/register_fft.cuh"
+#include "fftconv/detail/tiling/tile_window.hpp"
+#include "fftconv/detail/tiling/workspace_layout.hpp"
+
+namespace fftconv::detail {
+
+// A block holds `pairs` tile pairs: T * pairs threads (128; 96 on the
+// depthwise kernel's radix-3 extents 48 and 96, where one 96-point pair
+// takes 73 KiB of shared memory). Twice as many (longer contiguous runs per
+// bin, twice the shared memory) measured slower on the H200
+// (docs/performance.md, v4). Shared rows are T + 1 complex wide: the +1
+// keeps row and column walks conflict-free.
+__host__ __device__ constexpr int fused_pairs(int tile_extent) {
+    return tile_extent <= 16 ? 8 : tile_extent <= 32 ? 4 : tile_extent <= 64 ? 2 : 1;
+}
+__host__ __device__ constexpr int fused_threads(int tile_extent) { return tile_extent * fused_pairs(tile_extent); }
+constexpr std::size_t fused_shared_bytes(int tile_extent) {
+    return sizeof(float2) * std::size_t(fused_pairs(tile_extent)) * tile_extent * (tile_extent + 1);
+}
+
+// The factors that make a pair's partners independent of each other's
+// magnitude: multiply the loaded (real, imaginary) partners by `in`, and what
+// the transform makes of each by `out` (exact powers of two, out = 1 / in).
+// `active`: some factor is not 1 (where none is, the multiplies are skipped).
+struct pair_scale {
+    float2 in{1.0f, 1.0f}, out{1.0f, 1.0f};
+    bool active = false;
+};
+
+// 2^e as a float, e in [-126, 127].
+__device__ __forceinline__ float power_of_two(int e) { return __uint_as_float(unsigned(127 + e) << 23); }
+
+// The scale of a pair whose partners' largest magnitudes have the float bits
+// a and b: the smaller partner is brought up to the larger one's binary
+// exponent, so that the shared transform rounds each as if it were alone;
+// where the larger one's exponent is beyond +-64, both are brought to ~1
+// instead, so that no finite tile overflows (or sinks into subnormals)
+// inside the transform. A zero or non-finite partner keeps factor 1;
+// factors stay within 2^+-126.
+__device__ __forceinline__ pair_scale balancing_scale(unsigned a, unsigned b) {
+    auto exponent = [](unsigned bits) {  // largest in [2^(e-1), 2^e); subnormals -126; 0: none
+        return bits == 0u || bits >= 0x7f800000u ? 0 : int(bits >> 23) - 126;
+    };
+    const bool has_a = a != 0u && a < 0x7f800000u, has_b = b != 0u && b < 0x7f800000u;
+    const int ea = exponent(a), eb = exponent(b);
+    const int larger = has_a && has_b ? max(ea, eb) : has_a ? ea : eb;
+    const int target = larger > 64 || larger < -64 ? 0 : larger;
+    pair_scale s;
+    const int ka = has_a ? min(max(target - ea, -126), 126) : 0, kb = has_b ? min(max(target - eb, -126), 126) : 0;
+    s.in = float2{power_of_two(ka), power_of_two(kb)};
+    s.out = float2{power_of_two(-ka), power_of_two(-kb)};
+    s.active = ka != 0 || kb != 0;
+    return s;
+}
+
+// The lanes of this warp below this one.
+__device__ __forceinline__ unsigned lanes_below() {
+    unsigned mask;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+    return mask;
+}
+
+// The partners' largest magnitudes, gathered over the threads of each pair
+// of a block: pair p is threads [p * PairThreads, (p + 1) * PairThreads) of
+// the block's linear order. Each warp's first lane of a pair writes that
+// pair's maxima over the warp into the warp's own slot (a warp holds parts of
+// two pairs at most), so nothing needs zeroing and no atomics; after a
+// barrier, a pair's threads read the slots of its warps. Non-negative floats
+// order as their bits do.
+template <int Threads, int PairThreads>
+struct pair_largest {
+    static_assert(Threads % 32 == 0 && PairThreads >= 16, "whole warps, at most two pairs a warp");
+    uint2 slot[Threads / 32][2];
+
+    // Every lane of the warp calls it, thread `linear` of the block
+    // (largest.x: the real partner's, .y: the imaginary one's).
+    __device__ void add(int linear, float2 largest) {
+        const int pair = linear / PairThreads, warp = linear / 32;
+        const unsigned same = __match_any_sync(0xffffffffu, pair);
+        const unsigned a = __reduce_max_sync(same, __float_as_uint(largest.x));
+        const unsigned b = __reduce_max_sync(same, __float_as_uint(largest.y));
+        if ((same & lanes_below()) == 0u) slot[warp][pair - warp * 32 / PairThreads] = uint2{a, b};
+    }
+    // Pair `pair`'s largest magnitudes (float bits) and scale, once its
+    // threads have added (a barrier between).
+    __device__ uint2 bits(int pair) const {
+        uint2 m{0u, 0u};
+        const int first = pair * PairThreads / 32, last = ((pair + 1) * PairThreads - 1) / 32;
+        for (int w = first; w <= last; ++w) {
+            const uint2 v = slot[w][pair - w * 32 / PairThreads];
+            m = uint2{max(m.x, v.x), max(m.y, v.y)};
+        }
+        return m;
+    }
+    __device__ pair_scale scale(int pair) const {
+        const uint2 m = bits(pair);
+        return balancing_scale(m.x, m.y);
+    }
+};
+
+__device__ __forceinline__ float2 scaled(float2 v, float2 factor) { return float2{v.x * factor.x, v.y * factor.y}; }
+
+// Whether a source's pairs need pair_scale: its partners are slices a user
+// treats as independent. An image's pairs are two tiles of one image
+// (image_tiles), which need none.
+template <class Source>
+constexpr bool scales_partners = true;
+
+// Where tile slot n = (channel * batch + b) * tile_slots + tile of an image
+// or its output sits: the channel, sample b, and the tile's row and column in
+// the image's grid of tiles; slots past tiles_per_image hold no tile. Kernels
+// find a place once (a few 64-bit divisions: long instruction sequences, 19
+// of them per tile pair when every window divided for itself) and step to
+// the next slot.
+struct tile_place {
+    std::int64_t channel, b, tile, row, col;
+    bool exists;
+};
+
+struct tile_grid {
+    std::int64_t batch, tiles_wide, tiles_per_image, tile_slots;
+
+    __device__ tile_place place(std::int64_t n) const {
+        const std::int64_t image = n / tile_slots, tile = n - image * tile_slots;
+        const std::int64_t channel = image / batch, row = tile / tiles_wide;
+        return {channel, image - channel * batch, tile, row, tile - row * tiles_wide, tile < tiles_per_image};
+    }
+    // Slot n + 1, from slot n's place.
+    __device__ tile_place next(tile_place at) const {
+        if (++at.tile == tile_slots) {
+            at.tile = at.row = at.col = 0;
+            if (++at.b == batch) {
+                at.b = 0;
+                ++at.channel;
+            }
+        } else if (++at.col == tiles_wide) {
+            at.col = 0;
+            ++at.row;
+        }
+        at.exists = at.tile < tiles_per_image;
+        return at;
+    }
+};
+
+// Input tile n: the window of x that the tile's outputs see. The output row 0
+// of the pass reads input row first_row (its first output row minus the top
+// padding: negative where the window hangs over the zero padding), output
+// column 0 input column first_col (minus the left padding). Consecutive tiles
+// are `outputs` apart (workspace_layout.hpp, tile_outputs_of).
+template <class Geometry>
+struct image_tiles {
+    Geometry geo;
+    const float* x;
+    tensor_strides strides;
+    std::int64_t height, width;
+    tile_outputs outputs;
+    tile_grid grid;
+    std::int64_t first_row, first_col;
+    static constexpr float scale = 1.0f;
+
+    // Tile `at` of the image of channel `channel` (a depthwise output reads
+    // another channel's image than its own).
+    __device__ tile_window window(std::int64_t channel, const tile_place& at) const {
+        if (!at.exists) return tile_window{};
+        const std::int64_t y0 = first_row + at.row * outputs.high, x0 = first_col + at.col * outputs.wide;
+        const int t = geo.tile_extent();
+        return {at.b * strides.batch + channel * strides.channel + y0 * strides.row + x0,
+                window_begin(y0, t), window_end(y0, height, t),
+                window_begin(x0, t), window_end(x0, width, t), strides.row};
+    }
+    __device__ tile_window window(std::int64_t n) const {
+        const tile_place at = grid.place(n);
+        return window(at.channel, at);
+    }
+    __device__ const float* data() const { return x; }
+};
+
+template <class Geometry>
+constexpr bool scales_partners<image_tiles<Geometry>> = false;
+
+// Filter tile n = in_channel * out_channels + out_channel (in_channel within
+// the output channel's group): the Kh x Kw filter, scaled by 1/T^2 (the inverse
+// transform is unnormalised). out_channels is the pass's (a pass may cover
+// some of the output channels); group_in_channels the filter's second extent.
+template <class Geometry>
+struct filter_tiles {
+    Geometry geo;
+    const float* w;
+    std::int64_t group_in_channels, out_channels;
+    float scale;
+
+    __device__ tile_window window(std::int64_t n) const {
+        const int kh = geo.kernel_height(), kw = geo.kernel_width();
+        const std::int64_t o = n % out_channels, c = n / out_channels;
+        return {(o * group_in_channels + c) * kh * kw, 0, kh, 0, kw, kw};
+    }
+    __device__ const float* data() const { return w; }
+};
+
+// Output tile n = (out_channel * batch + b) * tile_slots + tile: its first
+// outputs.high x outputs.wide outputs (the ones no circular wrap reached, or
+// where the tile covers the padded image all of them: tile_outputs_of),
+// clipped to y, plus the output channel's bias (when there is one); slots
+// past tiles_per_image write nothing.
+template <class Geometry>
+struct output_tiles {
+    Geometry geo;
+    float* y;
+    tensor_strides strides;
+    std::int64_t out_height, out_width;
+    tile_outputs outputs;
+    tile_grid grid;
+    const float* bias;  // the pass's output channels' (null: none)
+
+    __device__ float bias_of(const tile_place& at) const { return bias == nullptr ? 0.0f : bias[at.channel]; }
+
+    __device__ tile_window window(const tile_place& at) const {
+        if (!at.exists) return tile_window{};
+        const int rows = outputs.high, cols = outputs.wide;
+        const std::int64_t y0 = at.row * rows, x0 = at.col * cols;
+        return {at.b * strides.batch + at.channel * strides.channel + y0 * strides.row + x0,
+                0, clip(rows, out_height - y0),
+                0, clip(cols, out_width - x0), strides.row};
+    }
+};
+
+// Where the real and imaginary parts of an inverse transformed pair go: two
+// output windows (empty: not written) and their bias.
+struct output_pair {
+    tile_window real, imag;
+    float real_bias, imag_bias;
+};
+
+// Output tiles n and n + 1 of `sink` (each skipped outside [0, tile_count)).
+template <class Geometry>
+__device__ output_pair output_pair_at(const output_tiles<Geometry>& sink, std::int64_t n, std::int64_t tile_count) {
+    const tile_place a = sink.grid.place(n), b = sink.grid.next(a);
+    const bool real = n < tile_count, imag = n + 1 < tile_count;
+    return {real ? sink.window(a) : tile_window{}, imag ? sink.window(b) : tile_window{},
+            real ? sink.bias_of(a) : 0.0f, imag ? sink.bias_of(b) : 0.0f};
+}
+
+// The stages the fused kernels share. Each block holds `pairs` T x T complex
+// tiles z (pitch T + 1) in shared memory; thread `lane` of a pair works on
+// row `lane` or column `lane` of its tile.
+
+// The windows of a source's tiles n and n + 1 (each left empty outside
+// [0, tile_count)): for an image, one place found and stepped to the next.
+template <class Source>
+__device__ void pair_windows(const Source& source, std::int64_t n, std::int64_t tile_count, tile_window& a,
+                             tile_window& b) {
+    if (n < tile_count) a = source.window(n);
+    if (n + 1 < tile_count) b = source.window(n + 1);
+}
+template <class Geometry>
+__device__ void pair_windows(const image_tiles<Geometry>& source, std::int64_t n, std::int64_t tile_count,
+                             tile_window& a, tile_window& b) {
+    const tile_place first = source.grid.place(n), second = source.grid.next(first);
+    if (n < tile_count) a = source.window(first.channel, first);
+    if (n + 1 < tile_count) b = source.window(second.channel, second);
+}
+
+// Element (0, column) of a window of a tensor in global memory, stepped a
+// row at a time, as a byte address: as a pointer it would point outside the
+// tensor for rows over the padding (never read or written there); index
+// arithmetic per element (a 64-bit shift and add) was a third of the load
+// and store loops' instructions. Reads and writes name the global space (from
+// an integer, the compiler would emit generic ones).
+struct window_cursor {
+    std::uintptr_t at;
+    std::uintptr_t row_step;
+
+    __device__ window_cursor(const float* data, const tile_window& w, int column)
+        : at(reinterpret_cast<std::uintptr_t>(data) + sizeof(float) * std::uintptr_t(w.offset + column)),
+          row_step(sizeof(float) * std::uintptr_t(w.row_stride)) {}
+    __device__ float load() const { return __ldca(reinterpret_cast<const float*>(at)); }
+    __device__ void store(float value) const { __stwb(reinterpret_cast<float*>(at), value); }
+    __device__ void next_row() { at += row_step; }
+    __device__ void skip_rows(int rows) { at += std::uintptr_t(rows) * row_step; }
+};
+
+// z = a + i b for the pair's windows (zero outside them; a's into data_a,
+// b's into data_b), times `scale`: thread `lane` loads column `lane` of rows
+// [first, first + Rows) (all of them by default; coalesced across the warp),
+// `chunk` rows at a time, all of a chunk's loads in flight before the first
+// is used (one load per iteration was latency-bound). Returns whether every
+// value this thread loaded was finite; `largest` gets the largest finite
+// magnitude this thread loaded of each (a: .x, b: .y; before `scale`).
+template <int T, int Rows = T>
+__device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data_a, const tile_window& wa,
+                                          const float* data_b, const tile_window& wb, float scale,
+                                          float2& largest, int first = 0) {
+    constexpr int pitch = T + 1, chunk = 16;
+    static_assert(Rows % chunk == 0, "rows are loaded in chunks");
+    float poison = 0.0f;  // stays 0 while every value is finite
+    largest = float2{0.0f, 0.0f};
+    const bool column_a = lane >= wa.col_begin && lane < wa.cols, column_b = lane >= wb.col_begin && lane < wb.cols;
+    window_cursor at_a(data_a, wa, lane), at_b(data_b, wb, lane);
+    at_a.skip_rows(first);
+    at_b.skip_rows(first);
+#pragma unroll 1
+    for (int base = first; base < first + Rows; base += chunk) {
+        float va[chunk], vb[chunk];
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) {
+            const int r = base + u;
+            va[u] = column_a && r >= wa.row_begin && r < wa.rows ? at_a.load() : 0.0f;
+            vb[u] = column_b && r >= wb.row_begin && r < wb.rows ? at_b.load() : 0.0f;
+            at_a.next_row();
+            at_b.next_row();
+        }
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) {
+            // 0 * v is NaN for v infinite or NaN, and NaN stays in the sum: one FMA per value.
+            poison = fmaf(va[u], 0.0f, fmaf(vb[u], 0.0f, poison));
+            largest.x = fmaxf(largest.x, fabsf(va[u]));
+            largest.y = fmaxf(largest.y, fabsf(vb[u]));
+            z[(base + u) * pitch + lane] = float2{scale * va[u], scale * vb[u]};
+        }
+    }
+    return poison == 0.0f;
+}
+
+// Both windows of one array.
+template <int T, int Rows = T>
+__device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data, const tile_window& wa,
+                                          const tile_window& wb, float scale, float2& largest, int first = 0) {
+    return load_pair<T, Rows>(z, lane, data, wa, data, wb, scale, largest, first);
+}
+
+// Row `lane` of z, transformed in place, when lane < rows: rows past both
+// windows are zero, and so is their transform. (The register FFT takes its
+// input in bit-reversed order: read so, at compile-time indices.)
+template <int T, bool inverse>
+__device__ __forceinline__ void transform_row(float2* z, int lane, int rows = T) {
+    constexpr int pitch = T + 1;
+    if (lane >= rows) return;
+    float2 v[T];
+#pragma unroll
+    for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + bit_reversed<T>.index[s]];
+    fft_in_registers<T, inverse>(v);
+#pragma unroll
+    for (int k = 0; k < T; ++k) z[lane * pitch + k] = v[k];
+}
+
+// Column `lane` of z, transformed into v (v[k] is row k).
+template <int T, bool inverse>
+__device__ __forceinline__ void transform_column(const float2* z, int lane, float2 (&v)[T]) {
+    constexpr int pitch = T + 1;
+#pragma unroll
+    for (int r = 0; r < T; ++r) v[r] = z[bit_reversed<T>.index[r] * pitch + lane];
+    fft_in_registers<T, inverse>(v);
+}
+
+// Output column `lane` of a tile pair from v (v[r] is row r) straight to y
+// (coalesced across the warp): factor.x times the real part into out.real,
+// factor.y times the imaginary part into out.imag, each plus its bias, each
+// window's address stepped a row at a time (window_cursor).
+template <int T>
+__device__ __forceinline__ void store_output_column(const float2 (&v)[T], int lane, float* y, const output_pair& out,
+                                                    float2 factor) {
+    const bool real = lane < out.real.cols, imag = lane < out.imag.cols;
+    if (!(real || imag)) return;
+    window_cursor at_real(y, out.real, lane), at_imag(y, out.imag, lane);
+#pragma unroll
+    for (int r = 0; r < T; ++r) {
+        const float2 value = v[r];
+        if (real && r < out.real.rows) at_real.store(factor.x * value.x + out.real_bias);
+        if (imag && r < out.imag.rows) at_imag.store(factor.y * value.y + out.imag_bias);
+        at_real.next_row();
+        at_imag.next_row();
+    }
+}
+
+// A barrier among the threads of one tile (group `group` of the block):
+// within a warp up to T = 32, a named barrier for the two warps of a
+// 64-point tile (barrier 0 is __syncthreads'), so that one tile's passes
+// never wait on another's. Orders shared memory among them like
+// __syncthreads.
+template <int T>
+__device__ __forceinline__ void tile_sync(int group) {
+    static_assert(T <= 32 || (T == 64 && fused_pairs(T) == 2), "a tile is part of a warp, or one of two pairs of warps");
+    if constexpr (T <= 32) {
+        __syncwarp();
+    } else if (group == 0) {  // constant barrier ids: a register id makes ptxas reserve all 16
+        asm volatile("bar.sync 1, 64;" ::: "memory");
+    } else {
+        asm volatile("bar.sync 2, 64;" ::: "memory");
+    }
+}
+
+// Transposing passes, for kernels that run several passes over one FFT body
+// in a loop: thread `lane` reads row `lane` of z (read_row, in the FFT's
+// bit-reversed input order), transforms it, and writes it back as column
+// `lane` (write_column; a tile_sync between, since the column crosses every
+// row). Each pass transposes, so every pass reads rows and writes columns at
+// compile-time offsets, and two passes are a 2D transform in the tile's own
+// orientation. Why one body: fully unrolled, a 64-point FFT is ~1200
+// instructions; the depthwise kernel inlined four of them (150 KB of code)
+// and spent a third of its cycles waiting on instruction fetch
+// (docs/performance.md, v21).
+template <int T>
+__device__ __forceinline__ void read_row(const float2* z, int lane, float2 (&v)[T]) {
+    constexpr int pitch = T + 1;
+#pragma unroll
+    for (int s = 0; s < T; ++s) v[s] = z[lane * pitch + bit_reversed<T>.index[s]];  // the FFT's input order
+}
+
+template <int T>
+__device__ __forceinline__ void write_column(float2* z, int lane, const float2 (&v)[T]) {
+    constexpr int pitch = T + 1;
+#pragma unroll
+    for (int k = 0; k < T; ++k) z[k * pitch + lane] = v[k];
+}
+
+// The unroll factor of forward_tiles' and inverse_tiles' loops of `passes`
+// transposing passes: 1 at T = 64 (one FFT body: the inlined 64-point bodies
+// overflowed the instruction cache), all of them below, where the unrolled
+// code fits and the loop ran the T = 32 kernels ~4% slower
+// (docs/performance.md, v21).
+__host__ __device__ constexpr int pass_unroll(int tile_extent, int passes) { return tile_extent >= 64 ? 1 : passes; }
+
+// The first row either of a pair's windows holds (an empty window holds none).
+__device__ __forceinline__ int first_window_row(const tile_window& wa, const tile_window& wb) {
+    return wa.rows == 0 ? wb.row_begin : wb.rows == 0 ? wa.row_begin : min(wa.row_begin, wb.row_begin);
+}
+
+// The array tile n of a source reads and the factor it is scaled by: one of
+// each per source, except where a source of two tensors overloads these
+// (filter_gradient_gemm.cu); a pair of tiles reads one tensor.
+template <class Source>
+__device__ const float* tile_data(const Source& source, std::int64_t) {
+    return source.data();
+}
+template <class Source>
+__device__ float tile_scale(const Source& source, std::int64_t) {
+    return source.scale;
+}
+// What a source keeps of pair n's largest magnitudes (float bits; the
+// filter gradient keeps each channel's for its inverse:
+// filter_gradient_gemm.cu); by default, nothing.
+template <class Source>
+__device__ void record_largest(const Source&, std::int64_t, uint2) {}
+
+// The scales of an inverse's pairs (n, n + 1), by default none: the tiles of
+// one output image need none.
+struct no_pair_scales {
+    __device__ pair_scale of(std::int64_t) const { return pair_scale{}; }
+};
+
+// Real tiles [0, tile_count) of `source` -> spectrum[bin * bin_stride + n],
+// bins = T x (T/2 + 1), row-major (the layout cuFFT's R2C would produce).
+// bin_stride is a multiple of 4, so a pair (n even) is one 16-byte store.
+// This launch covers the pairs from `first_pair` on (a launch has at most
+// max_fused_blocks blocks).
+template <class Geometry, class Source>
+__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
+    forward_tiles(Source source, std::int64_t tile_count, std::int64_t first_pair, std::int64_t bin_stride,
+                  float2* __restrict__ spectrum) {
+    constexpr int T = Geometry::static_extents.tile_extent;
+    constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
+    constexpr bool scaling = scales_partners<Source>;
+    extern __shared__ float2 shared[];
+    __shared__ pair_largest<threads, T> largest_of;
+    const int lane = threadIdx.x, group = threadIdx.y;
+    float2* z = shared + group * T * pitch;
+    const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
+
+    // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
+    tile_window wa = tile_window{}, wb = tile_window{};
+    pair_windows(source, n0, tile_count, wa, wb);
+    float2 largest;
+    load_pair<T>(z, lane, tile_data(source, n0), wa, wb, tile_scale(source, n0), largest);
+    if constexpr (scaling) largest_of.add(group * T + lane, largest);
+    __syncthreads();
+    const pair_scale factors = scaling ? largest_of.scale(group) : pair_scale{};
+    if (scaling && lane == 0 && n0 < tile_count) record_largest(source, n0, largest_of.bits(group));
+    // Rows, then columns: two transposing passes over one FFT body. Rows
+    // outside both windows are zero, and so is their FFT.
+    const int rows = max(wa.rows, wb.rows), first_row = first_window_row(wa, wb);
+#pragma unroll pass_unroll(T, 2)
+    for (int pass = 0; pass < 2; ++pass) {
+        float2 v[T];
+        read_row<T>(z, lane, v);
+        if (scaling && pass == 0 && factors.active)
+#pragma unroll
+            for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
+        tile_sync<T>(group);  // every row is in registers before the columns overwrite them
+        if (pass == 1 || (lane >= first_row && lane < rows)) fft_in_registers<T, false>(v);
+        write_column<T>(z, lane, v);
+        tile_sync<T>(group);
+    }
+    __syncthreads();  // the stores below read every tile of the block
+
+    // Split the pair and store bin-major; consecutive threads of a bin write
+    // consecutive tiles, so each bin's stores from this block are contiguous.
+    // Thread `linear` splits pair g = linear % pairs (threads is a multiple of
+    // pairs) at bins linear / pairs + T j, j < freq_cols: exactly freq_cols
+    // bins each, found by stepping (row, column) and the output address,
+    // not by dividing the flat index by freq_cols and multiplying it by the
+    // bin stride at every step.
+    const int linear = group * T + lane, g = linear % pairs;
+    const float2* zg = shared + g * T * pitch;
+    const std::int64_t n = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs) + 2 * g;
+    const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
+    const float2 back = scaling ? largest_of.scale(g).out : float2{1.0f, 1.0f};  // pair g's
+    int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
+    float2* out = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
+    const std::int64_t step = std::int64_t(T) * bin_stride;
+    for (int j = 0; j < freq_cols; ++j) {
+        const float2 zk = zg[r * pitch + s];
+        const float2 zm = zg[((T - r) & (T - 1)) * pitch + ((T - s) & (T - 1))];  // Z[-k]: T is a power of two
+        const float2 a{0.5f * back.x * (zk.x + zm.x), 0.5f * back.x * (zk.y - zm.y)};
+        const float2 b{0.5f * back.y * (zk.y + zm.y), -0.5f * back.y * (zk.x - zm.x)};
+        if (both)
+            *reinterpret_cast<float4*>(out) = float4{a.x, a.y, b.x, b.y};
+        else if (first_only)
+            out[0] = a;
+        out += step;
+        // The next bin, T on: T = freq_cols + T/2 - 1.
+        s += T / 2 - 1;
+        r += 1;
+        if (s >= freq_cols) {
+            s -= freq_cols;
+            r += 1;
+        }
+    }
+}
+
+// spectrum[bin * bin_stride + n] -> the valid outputs of real tile n
+// (sink.outputs.high x sink.outputs.wide, clipped), written into y, for tiles
+// n in [first_tile, tile_count) (first_tile even), from pair `first_pair` of
+// that range on. Pair (n, n + 1)'s partners are scaled by scales.of(n)
+// before the shared transform and back after it (pair_scale): for outputs a
+// user treats as independent (a filter gradient's input channels).
+template <class Geometry, class PairScales = no_pair_scales>
+__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
+    inverse_tiles(const float2* __restrict__ spectrum, std::int64_t first_tile, std::int64_t tile_count,
+                  std::int64_t first_pair, std::int64_t bin_stride, output_tiles<Geometry> sink,
+                  PairScales scales) {
+    constexpr int T = Geometry::static_extents.tile_extent;
+    constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
+    extern __shared__ float2 shared[];
+    const int lane = threadIdx.x, group = threadIdx.y;
+    const int linear = group * T + lane, g = linear % pairs;
+    const std::int64_t block_first = first_tile + 2 * (first_pair + std::int64_t(blockIdx.x) * pairs);
+
+    // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
+    // symmetry. Thread `linear` loads pair g = linear % pairs at bins
+    // linear / pairs + T j, j < freq_cols (forward_tiles' stores in
+    // reverse), `chunk` loads in flight before any is used.
+    constexpr int chunk = 8;
+    const std::int64_t n = block_first + 2 * g;
+    const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
+    const float2* in = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
+    const std::int64_t step = std::int64_t(T) * bin_stride;
+    float2* zg = shared + g * T * pitch;
+    const float2 into = scales.of(n).in;  // pair g's: A and B are scaled before they are combined
+    int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
+#pragma unroll 1
+    for (int j0 = 0; j0 < freq_cols; j0 += chunk) {
+        float4 loaded[chunk];
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) {
+            loaded[u] = float4{0, 0, 0, 0};
+            if (j0 + u < freq_cols) {
+                if (both) {
+                    loaded[u] = *reinterpret_cast<const float4*>(in);
+                } else if (first_only) {
+                    const float2 a = in[0];
+                    loaded[u] = float4{a.x, a.y, 0, 0};
+                }
+            }
+            in += step;
+        }
+#pragma unroll
+        for (int u = 0; u < chunk; ++u) {
+            if (j0 + u >= freq_cols) break;
+            const float2 a{into.x * loaded[u].x, into.x * loaded[u].y};
+            const float2 b{into.y * loaded[u].z, into.y * loaded[u].w};
+            // conj(Z), Z = A + i B: the inverse runs as a forward FFT of the
+            // conjugate, IFFT(Z) = conj(FFT(conj(Z))).
+            zg[r * pitch + s] = float2{a.x - b.y, -a.y - b.x};
+            if (s > 0 && s < T / 2) zg[((T - r) & (T - 1)) * pitch + (T - s)] = float2{a.x + b.y, a.y - b.x};
+            // The next bin, T on: T = freq_cols + T/2 - 1.
+            s += T / 2 - 1;
+            r += 1;
+            if (s >= freq_cols) {
+                s -= freq_cols;
+                r += 1;
+            }
+        }
+    }
+    __syncthreads();
+
+    // Rows (all of them), then only the first outputs.wide columns, whose
+    // first outputs.high rows are the outputs, straight to y: two transposing passes over one
+    // FFT body; the result is conj(a + i b), its imaginary part negated on
+    // the way out.
+    float2* z = shared + group * T * pitch;
+    const std::int64_t n0 = block_first + 2 * group;
+    const pair_scale factors = scales.of(n0);
+#pragma unroll pass_unroll(T, 2)
+    for (int pass = 0; pass < 2; ++pass) {
+        float2 v[T];
+        read_row<T>(z, lane, v);
+        tile_sync<T>(group);  // every row is in registers before the columns overwrite them
+        if (pass == 0 || lane < sink.outputs.wide) fft_in_registers<T, false>(v);
+        if (pass == 1) {
+            store_output_column<T>(v, lane, sink.y, output_pair_at(sink, n0, tile_count),
+                                   float2{factors.out.x, -factors.out.y});
+            break;
+        }
+        write_column<T>(z, lane, v);
+        tile_sync<T>(group);
+    }
+}
+
+// Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
+// current device: cheap enough to repeat at every launch).
+template <class Kernel>
+void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
+    if (bytes > 48 * 1024)
+        FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
+// A grid's x extent stays far below the hardware's 2^31 - 1; larger spectra
+// take several launches.
+inline constexpr std::int64_t max_fused_blocks = std::int64_t{1} << 30;
+
+// Launches record themselves in the engine's launch log (tests).
+template <class Geometry, class Source>
+void launch_forward_tiles(engine& e, const Source& source, std::int64_t tile_count, std::int64_t bin_stride,
+                          float2* spectrum, cudaStream_t stream) {
+    constexpr int T = Geometry::static_extents.tile_extent;
+    const auto kernel = forward_tiles<Geometry, Source>;
+    allow_shared_bytes(kernel, fused_shared_bytes(T));
+    e.log_launch(reinterpret_cast<const void*>(kernel));
+    const std::int64_t pair_count = (tile_count + 1) / 2;
+    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
+        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
+        kernel<<<blocks, dim3(T, fused_pairs(T)), fused_shared_bytes(T), stream>>>(source, tile_count, first,
+                                                                                   bin_stride, spectrum);
+        FFTCONV_CHECK_LAUNCH();
+    }
+}
+
+template <class Geometry, class PairScales = no_pair_scales>
+void launch_inverse_tiles(engine& e, const float2* spectrum, std::int64_t first_tile, std::int64_t tile_count,
+                          std::int64_t bin_stride, const output_tiles<Geometry>& sink, cudaStream_t stream,
+                          const PairScales& scales = {}) {
+    constexpr int T = Geometry::static_extents.tile_extent;
+    const auto kernel = inverse_tiles<Geometry, PairScales>;
+    allow_shared_bytes(kernel, fused_shared_bytes(T));
+    e.log_launch(reinterpret_cast<const void*>(kernel));
+    const std::int64_t pair_count = (tile_count - first_tile + 1) / 2;
+    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
+        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
+        kernel<<<blocks, dim3(T, fused_pairs(T)), fused_shared_bytes(T), stream>>>(spectrum, first_tile, tile_count,
+                                                                                   first, bin_stride, sink, scales);
+        FFTCONV_CHECK_LAUNCH();
+    }
+}
+
+}  // namespace fftconv::detail

@@ -1,0 +1,139 @@
+// src/dispatch/cost_model.cpp — the generic path's choice of tile extent.
+//
+// The cost model. Per call the pipeline (a) runs one complex GEMM per
+// frequency bin, 8 * bins * M * in * out real flops, and (b) moves the image,
+// the filters, the output and three spectra (input, filter, output), each
+// written once and read once. Larger tiles mean fewer tiles (M shrinks like
+// (To/T)^2: the K-1 overlap is paid once per tile) but more bins and a larger
+// filter spectrum (in*out*bins). We estimate
+//   seconds = flops / gemm_rate + bytes / bandwidth
+// and keep the cheapest extent. Extents 16, 32, 64 run the fused transforms,
+// which move each spectrum once at close to copy bandwidth. Any other extent
+// runs cuFFT, which also writes and reads real tiles and makes two strided
+// passes per 2D transform: on the H200 its transforms reached about a third of
+// the fused ones' bandwidth (results/baseline-f2932f4: T=42 transforms took
+// 2.3 ms for 1.2 GB of nominal traffic). The rates are H200 measurements of
+// the design brief (complex FP32 GEMM 54 TFLOP/s peak, about 40 reached by
+// these batched GEMMs; copy 4.2 TB/s). Only extents of the form 2^a 3^b 5^c 7^d
+// are tried for cuFFT: it has fast kernels for those radices only.
+//
+// Depthwise problems on a fused extent run one kernel per tile pair
+// (fused_depthwise.cuh), bound by its FFT arithmetic and shared-memory
+// traffic: a pair costs T^2 log2(T) x fused_pair_seconds_per_point(T), from
+// the depthwise suite on the H200 (docs/performance.md, v27): 1.75 ps at
+// T = 16 (64 x 1024 x 7^2, K = 13: 32768 pairs in 58 us), 1.45 at T = 32
+// (64 x 512 x 14^2, K = 27: 16384 pairs in 121 us), 1.1 at T = 64
+// (64 x 128 x 56^2, K = 31: 16384 pairs in 439 us); 48 and 96 (radix 3,
+// lines transformed in shared memory) 1.75 ps (64 x 256 x 28^2, K = 29:
+// 8192 pairs in 184 us) and 1.6 ps (64 x 128 x 56^2, K = 31: 4096 pairs in
+// 0.39 ms) at f855698. The dispatch weighs this
+// against the direct depthwise kernel (src/direct/direct_depthwise.cu).
+// Each path adds launch_seconds per kernel it launches (small problems are
+// all launch).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "dispatch/cost_model.hpp"
+
+#include "fftconv/detail/tiling/workspace_layout.hpp"
+#include "fftconv/dispatch.hpp"
+
+namespace fftconv {
+namespace {
+
+constexpr double gemm_flops_per_second = 40e12;
+constexpr double fused_bytes_per_second = 3e12;
+constexpr double cufft_bytes_per_second = 1e12;
+constexpr double fused_pair_seconds_per_point(int tile_extent) {  // per T^2 log2(T)
+    switch (tile_extent) {
+        case 16: return 1.75e-12;
+        case 32: return 1.45e-12;
+        case 48: return 1.75e-12;
+        case 64: return 1.1e-12;
+        default: return 1.6e-12;  // 96
+    }
+}
+constexpr double launch_seconds = 3e-6;
+
+// Every extent 2^a 3^b 5^c 7^d in [lo, hi] (unordered): a few hundred below
+// 10^6, so the search below costs the same for any image size.
+std::vector<std::int64_t> fft_friendly_extents(std::int64_t lo, std::int64_t hi) {
+    std::vector<std::int64_t> found;
+    for (std::int64_t p2 = 1; p2 <= hi; p2 *= 2)
+        for (std::int64_t p3 = p2; p3 <= hi; p3 *= 3)
+            for (std::int64_t p5 = p3; p5 <= hi; p5 *= 5)
+                for (std::int64_t p7 = p5; p7 <= hi; p7 *= 7)
+                    if (p7 >= lo) found.push_back(p7);
+    return found;
+}
+
+// The smallest friendly extent >= n (there is always one below 2n).
+std::int64_t next_friendly(std::int64_t n) {
+    const auto all = fft_friendly_extents(n, 2 * n);
+    return *std::min_element(all.begin(), all.end());
+}
+
+}  // namespace
+
+double detail::estimated_seconds(const problem& p, int tile_extent) {
+    const detail::workspace_layout t = detail::make_layout(p, tile_extent);
+    const double bins = double(t.geometry.freq_bins());
+    const double tile = double(t.geometry.tile_elements());
+    const double rows = double(t.gemm_rows);
+    const double in = double(p.in_channels);
+    const double out = double(p.out_channels);
+    const double group_in = double(p.group_in_channels());  // each output channel's contraction depth
+    const double flops = 8.0 * bins * rows * group_in * out;
+    const double spectrum_bytes = 8.0 * bins * (in * rows + out * rows + group_in * out);
+    const double io_bytes =
+        4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
+    if (t.one_kernel) {
+        // Filter transform, its channel-major copy, then one kernel per tile pair (see the top).
+        const double pairs = double(t.output_transforms) / 2.0;
+        return 3.0 * launch_seconds +
+               pairs * tile * std::log2(double(tile_extent)) * fused_pair_seconds_per_point(tile_extent);
+    }
+    if (t.geometry.fused())
+        return 4.0 * launch_seconds + flops / gemm_flops_per_second +
+               (2.0 * spectrum_bytes + io_bytes) / fused_bytes_per_second;
+    // The cuFFT path works in double (tile_geometry::double_intermediates): twice the bytes, and the
+    // complex double GEMM on the FP64 tensor cores at about the same rate.
+    const double real_bytes = 4.0 * tile * (in * rows + out * rows + group_in * out);
+    return 6.0 * launch_seconds + flops / gemm_flops_per_second +
+           (2.0 * 2.0 * (real_bytes + spectrum_bytes) + io_bytes) / cufft_bytes_per_second;
+}
+
+int choose_tile_extent(const problem& p) {
+    validate(p);
+    const std::int64_t k = std::max(p.kernel.height, p.kernel.width);  // a tile holds the kernel both ways
+    // Past the extent where one overlap-save tile holds the whole output
+    // (a tile covering the padded image may be smaller: tile_outputs_along),
+    // larger tiles only add zeros; and past 8 K (or 512) the K - 1 overlap is
+    // already paid back, so the cost model only grows there. Those two bounds
+    // keep the search to a few hundred candidates whatever the image size, and
+    // keep T * T far from the 2^31 that 32-bit tile arithmetic would wrap at.
+    const std::int64_t whole_output = next_friendly(std::max(p.out_height(), p.out_width()) + k - 1);
+    const std::int64_t smallest = next_friendly(k);
+    const std::int64_t largest = std::max(smallest, std::min(whole_output, std::max<std::int64_t>(8 * k, 512)));
+    std::int64_t best = smallest;
+    double best_seconds = std::numeric_limits<double>::infinity();
+    std::vector<std::int64_t> candidates = fft_friendly_extents(smallest, largest);
+    // A depthwise problem on a fused_depthwise_extents extent is one kernel
+    // from image to y, so such a tile larger than whole_output can still
+    // beat a cuFFT tile that just covers: let the model weigh them.
+    if (detail::is_depthwise(p))
+        for (const int t : {16, 32, 48, 64, 96})
+            if (t >= k && t > largest) candidates.push_back(t);
+    for (const std::int64_t t : candidates) {
+        const double seconds = detail::estimated_seconds(p, int(t));
+        if (seconds < best_seconds || (seconds == best_seconds && t < best)) {
+            best_seconds = seconds;
+            best = t;
+        }
+    }
+    return int(best);
+}
+
+}  // namespace fftconv
