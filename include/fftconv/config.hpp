@@ -20,12 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 
-// Geometry is read on the host and in kernels alike.
-#ifdef __CUDACC__
-#define FFTCONV_HOST_DEVICE __host__ __device__
-#else
-#define FFTCONV_HOST_DEVICE
-#endif
+#include "fftconv/detail/tiling/tile_family.hpp"  // the tile extents with fused kernels
 
 namespace fftconv {
 
@@ -41,28 +36,6 @@ struct tile_config {
 
 // The template argument that makes an extent a runtime value.
 inline constexpr int dynamic_extent = -1;
-
-// A list of extents, as a type (so kernels can iterate it at compile time).
-template <int... Extents>
-struct extent_list {
-    FFTCONV_HOST_DEVICE static constexpr bool contains(int extent) { return ((extent == Extents) || ...); }
-};
-
-// Tile extents with a fused transform (detail/fused_tile_fft.cuh: a T-point
-// row fits one thread's registers). Every other extent goes through cuFFT.
-using fused_tile_extents = extent_list<16, 32, 64>;
-
-FFTCONV_HOST_DEVICE constexpr bool has_fused_fft(int tile_extent) { return fused_tile_extents::contains(tile_extent); }
-
-// Tile extents where a depthwise convolution runs one kernel per tile pair,
-// image to y (detail/fused_depthwise.cuh): the fused ones, and 48 and 96,
-// whose lines are transformed in shared memory by radix 3 over register FFTs
-// of 16 and 32 points (their filter spectra come from a direct DFT).
-using fused_depthwise_extents = extent_list<16, 32, 48, 64, 96>;
-
-FFTCONV_HOST_DEVICE constexpr bool has_fused_depthwise(int tile_extent) {
-    return fused_depthwise_extents::contains(tile_extent);
-}
 
 namespace detail {
 
@@ -141,10 +114,10 @@ public:
     FFTCONV_HOST_DEVICE constexpr bool fused() const { return has_fused_fft(tile_extent()); }
     // The cuFFT path keeps its intermediates (real tiles, spectra, the GEMM)
     // in double: its tiles are larger than the fused ones and each stage is a
-    // separate pass, and in float it missed the accuracy bar (relative L2
-    // 5e-7 against float64) on H200 runs: 5.3e-7 at T = 56, 7.5e-7 at
-    // T = 1024, 7.1e-7 for a 256-channel contraction of positive data at
-    // T = 2 (results/reliability-60aec5a). The fused extents stay in float:
+    // separate pass, and in float it misses the accuracy bar (relative L2
+    // 5e-7 against float64): 5.3e-7 at T = 56, 7.5e-7 at T = 1024, 7.1e-7
+    // for a 256-channel contraction of positive data at T = 2. The fused
+    // extents stay in float:
     // they meet the bar with room (worst 3.8e-7 on the leaderboard).
     FFTCONV_HOST_DEVICE constexpr bool double_intermediates() const { return !fused(); }
     FFTCONV_HOST_DEVICE constexpr std::size_t real_bytes() const { return double_intermediates() ? 8 : 4; }

@@ -51,6 +51,7 @@ namespace fftconv {
 
 namespace detail {
 class engine;
+class router;
 }
 
 class filter_spectrum;
@@ -144,7 +145,8 @@ public:
     detail::engine& engine() noexcept { return *engine_; }
 
 private:
-    std::unique_ptr<detail::engine> engine_;
+    std::unique_ptr<detail::engine> engine_;  // the resources: handles, plans, workspace, streams
+    std::unique_ptr<detail::router> router_;  // which code runs each call
 };
 
 // A filter already in the frequency domain, with the geometry it was made

@@ -1,14 +1,15 @@
-// src/api/context.cu — the context's entry points. Each call finds its route
-// (dispatch/compiled_table.hpp): a specialization runs its own instantiation of the
-// pipeline; the generic path runs the one instantiated here, with runtime
-// geometry.
+// src/api/context.cu — the context's forward entry points: each checks its
+// operands, asks the router for the call's route (dispatch/router.hpp) and
+// runs it (dispatch/forward.hpp). The gradients: backward.cu.
 #include <optional>
 #include <string>
 
-#include "direct/direct_depthwise.hpp"
-#include "dispatch/compiled_table.hpp"
+#include "dispatch/forward.hpp"
+#include "dispatch/router.hpp"
 #include "fftconv/context.hpp"
-#include "fftconv/detail/pipeline/pipeline.cuh"
+#include "fftconv/detail/pipeline/spectral_product.hpp"
+#include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/engine.hpp"
 #include "fftconv/detail/runtime/pointer_check.hpp"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
 
@@ -52,7 +53,8 @@ void require_kernel_image(int device) {
 
 }  // namespace
 
-context::context(cudaStream_t stream) : engine_(std::make_unique<detail::engine>(stream)) {
+context::context(cudaStream_t stream)
+    : engine_(std::make_unique<detail::engine>(stream)), router_(std::make_unique<detail::router>()) {
     require_kernel_image(engine_->device());
 }
 context::~context() = default;
@@ -62,13 +64,7 @@ context& context::operator=(context&&) noexcept = default;
 cudaStream_t context::stream() const noexcept { return engine_->stream(); }
 void context::set_stream(cudaStream_t stream) { engine_->set_stream(stream); }
 
-void context::force_tile_extent(int t) {
-    if (t < 0 || t > detail::max_forced_tile_extent)
-        detail::throw_invalid("fftconv: force_tile_extent(" + std::to_string(t) +
-                              "): the tile extent must be 0 (automatic) or from 1 to " +
-                              std::to_string(detail::max_forced_tile_extent));
-    engine_->forced_tile_extent = t;
-}
+void context::force_tile_extent(int t) { router_->force_tile_extent(t); }
 
 void context::set_workspace_limit(std::size_t bytes) { engine_->workspace_limit = bytes; }
 std::size_t context::workspace_limit() const noexcept { return engine_->workspace_limit; }
@@ -76,46 +72,24 @@ std::size_t context::workspace_limit() const noexcept { return engine_->workspac
 void context::release() { engine_->release(); }
 void context::set_workspace_allocator(const workspace_allocator& allocator) { engine_->set_allocator(allocator); }
 
-namespace {
+dispatch_decision context::plan(const problem& p) const { return router_->forward(p).decision; }
 
-detail::route route_of(const detail::engine& e, const problem& p) {
-    return detail::find_route(e.registered, p, e.forced_tile_extent);
-}
-
-// Runs the call on its route: the direct kernel (unless given a filter
-// spectrum), the specialization's pipeline, or the generic one.
-void run(detail::engine& e, const detail::route& r, const problem& p, const float* x,
-         const detail::filter_input& filter, const float* bias, float* y) {
-    if (r.decision.path == path_kind::direct && filter.w != nullptr) detail::direct_depthwise(e, p, x, filter.w, bias, y);
-    else if (r.entry != nullptr) r.entry->run(e, p, x, filter, bias, y);
-    else detail::run_pipeline(e, p, r.decision.geometry, x, filter, bias, y);
-}
-
-}  // namespace
-
-dispatch_decision context::plan(const problem& p) const { return route_of(*engine_, p).decision; }
-
-void context::add_specialization(const specialization& s) {
-    if (s.run == nullptr || s.transform_filter == nullptr || s.kernels == nullptr)
-        detail::throw_invalid("fftconv: add_specialization: make the specialization with fftconv::specialize<Cfg>()");
-    engine_->registered.push_back(s);
-}
+void context::add_specialization(const specialization& s) { router_->add(s); }
 
 std::size_t context::workspace_size(const problem& p) const {
     engine_->begin_call();
-    const int tile_extent = route_of(*engine_, p).decision.geometry.tile_extent();
-    return detail::plan_passes(*engine_, p, tile_extent, true).workspace;
+    return detail::forward_workspace(*engine_, router_->forward(p), p);
 }
 
 void context::reserve(const problem& p) {
     engine_->begin_call();
-    (void)detail::prepare(*engine_, p, route_of(*engine_, p).decision.geometry.tile_extent(), true);
+    detail::reserve_forward(*engine_, router_->forward(p), p);
 }
 
 void context::conv2d(const problem& p, const float* x, const float* w, const float* bias, float* y) {
     require_pointer(w, "w");
     detail::check_operands(*engine_, p, x, w, bias, y);
-    run(*engine_, route_of(*engine_, p), p, x, detail::filter_input{w, {}}, bias, y);
+    detail::run_forward(*engine_, router_->forward(p), p, x, detail::filter_input{w, {}}, bias, y);
 }
 
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
@@ -123,11 +97,9 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
     engine_->begin_call();
     validate(p);
     detail::require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), engine_->device(), "w");
-    const detail::route r = route_of(*engine_, p);
+    const detail::route r = router_->forward(p);
     filter_spectrum made(r.decision.geometry, p.groups, engine_->device());
-    void* spectrum = made.data_.get();
-    if (r.entry != nullptr) r.entry->transform_filter(*engine_, p, w, spectrum);
-    else detail::transform_filter_spectrum(*engine_, p, r.decision.geometry, w, spectrum);
+    detail::transform_filter_on(*engine_, r, p, w, made.data_.get());
     return made;
 }
 
@@ -139,7 +111,7 @@ void context::conv2d(const problem& p, const float* x, const filter_spectrum& w,
                               ", but this context runs on device " + std::to_string(engine_->device()) +
                               ": transform the filter with a context of this device");
     const tile_geometry<>& made_for = w.geometry();
-    const detail::route route = route_of(*engine_, p);
+    const detail::route route = router_->forward(p);
     const tile_geometry<> runs_with = route.decision.geometry;
     if (made_for != runs_with || w.groups() != p.groups)
         detail::throw_invalid(
@@ -150,7 +122,7 @@ void context::conv2d(const problem& p, const float* x, const filter_spectrum& w,
             " runs with tile_extent=" + std::to_string(runs_with.tile_extent()));
     const detail::workspace_layout t = detail::make_layout(p, runs_with.tile_extent());
     const detail::filter_operand given{w.data(), 0, p.out_channels, t.filter_bin_stride};
-    run(*engine_, route, p, x, detail::filter_input{nullptr, given}, bias, y);
+    detail::run_forward(*engine_, route, p, x, detail::filter_input{nullptr, given}, bias, y);
 }
 
 filter_spectrum::filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups, int device)

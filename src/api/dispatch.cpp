@@ -1,5 +1,5 @@
 // src/api/dispatch.cpp — the public dispatch API (fftconv/dispatch.hpp).
-#include "dispatch/compiled_table.hpp"
+#include "dispatch/router.hpp"
 #include "fftconv/compiled_configs.hpp"
 #include "fftconv/dispatch.hpp"
 

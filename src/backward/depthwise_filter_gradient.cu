@@ -31,6 +31,7 @@
 #include <algorithm>
 
 #include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/kernels/fused_tile_fft.cuh"
 #include "backward/gradient_positions.hpp"
 
@@ -40,7 +41,7 @@ namespace {
 
 constexpr int tile = gradient_tile;  // 64
 constexpr int pitch = tile + 1, freq_cols = tile / 2 + 1, bins = tile * freq_cols;
-constexpr int groups = fused_pairs(tile), threads = fused_threads(tile);  // 2 tiles, 128 threads
+constexpr int groups = tile_family_of(tile).pairs, threads = tile_family_of(tile).threads();  // 2 tiles, 128 threads
 constexpr int owned_bins = (bins + threads - 1) / threads;                // per thread: 17
 static_assert(groups == 2, "kernel 1 holds a windows tile and a dy-blocks tile");
 
@@ -220,22 +221,14 @@ void depthwise_filter_gradient(engine& e, const problem& p, const float* x, cons
                                void* scratch, std::int64_t budget) {
     gradient_geometry g = geometry_of(p);
     auto* partial = static_cast<float2*>(scratch);
-    allow_shared_bytes(accumulate_products, fused_shared_bytes(tile));
+    allow_shared_bytes(accumulate_products, tile_family_of(tile).shared_bytes());
     const std::int64_t step = channels_per_launch(p, g, budget);
     for (g.first_out = 0; g.first_out < p.out_channels; g.first_out += step) {
         const std::int64_t channels = std::min(step, p.out_channels - g.first_out);
-        e.log_launch(reinterpret_cast<const void*>(accumulate_products));
-        accumulate_products<<<unsigned(channels * g.splits), dim3(tile, groups), fused_shared_bytes(tile),
-                              e.stream()>>>(g, x, dy, partial);
-        FFTCONV_CHECK_LAUNCH();
+        launch(accumulate_products, unsigned(channels * g.splits), dim3(tile, groups), tile_family_of(tile).shared_bytes(), e.stream(), g, x, dy, partial);
         const std::int64_t sums = channels * bins;
-        e.log_launch(reinterpret_cast<const void*>(sum_splits));
-        sum_splits<<<unsigned(std::min<std::int64_t>(ceil_div(sums, 256), 1 << 20)), 256, 0, e.stream()>>>(
-            g, partial, sums);
-        FFTCONV_CHECK_LAUNCH();
-        e.log_launch(reinterpret_cast<const void*>(inverse_to_filter));
-        inverse_to_filter<<<unsigned(channels), tile, 0, e.stream()>>>(g, partial, dw);
-        FFTCONV_CHECK_LAUNCH();
+        launch(sum_splits, unsigned(std::min<std::int64_t>(ceil_div(sums, 256), 1 << 20)), 256, 0, e.stream(), g, partial, sums);
+        launch(inverse_to_filter, unsigned(channels), tile, 0, e.stream(), g, partial, dw);
     }
 }
 

@@ -32,6 +32,7 @@
 
 #include "fftconv/config.hpp"
 #include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/kernels/fused_tile_fft.cuh"
 #include "fftconv/detail/kernels/spectral_gemm.hpp"
 #include "fftconv/detail/kernels/spectral_gemm.cuh"
@@ -156,7 +157,7 @@ struct channel_scales {
     }
 };
 
-struct gemm_plan {
+struct gemm_chunking {
     int tile;
     std::int64_t chunk, chunks;                     // positions per chunk, chunks
     std::int64_t cg_slots, x_slots, dy_slots;  // Cin/groups rounded up to even, groups x that; Cout rounded up
@@ -186,8 +187,8 @@ int tile_of(const problem& p, std::int64_t budget) {
     return modelled_ns(p, 32, chunk_of(p, 32, budget)) < modelled_ns(p, 64, chunk_of(p, 64, budget)) ? 32 : 64;
 }
 
-gemm_plan plan_of(const problem& p, std::int64_t budget) {
-    gemm_plan g{};
+gemm_chunking chunking_of(const problem& p, std::int64_t budget) {
+    gemm_chunking g{};
     g.tile = tile_of(p, budget);
     const std::int64_t bins = bins_of(g.tile), positions = positions_of(p, g.tile).count();
     const channel_slots slots = slots_of(p);
@@ -222,7 +223,7 @@ __global__ void sum_chunks(float2* __restrict__ out, double2* __restrict__ sum, 
 }
 
 // out = X D^H per bin (and group) for `count` positions.
-void multiply(engine& e, const problem& p, const gemm_plan& g, std::int64_t count, const float2* xs,
+void multiply(engine& e, const problem& p, const gemm_chunking& g, std::int64_t count, const float2* xs,
               const float2* ds, float2* out) {
     const std::int64_t bins = bins_of(g.tile);
     const spectral_gemm_args args{xs, ds, out, g.x_slots, count, g.dy_slots, 0, p.out_channels, bins,
@@ -251,7 +252,7 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
               std::int64_t budget) {
     using geometry = tile_geometry<dynamic_extent, dynamic_extent, T>;
     constexpr std::int64_t bins = bins_of(T);
-    const gemm_plan g = plan_of(p, budget);
+    const gemm_chunking g = chunking_of(p, budget);
     const gradient_positions at = positions_of(p, T);
     auto* base = static_cast<char*>(scratch);
     auto* spectra = reinterpret_cast<float2*>(base);  // per bin: the chunk's D, then its X
@@ -275,14 +276,11 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
         const chunk_tiles tiles{{at, dy, first, g.dy_slots, p.out_channels, g.dy_slots, scale},
                                 {at, x, first, g.x_slots, cg, g.cg_slots, 1.0f},
                                 count * g.dy_slots, largest};
-        launch_forward_tiles<geometry>(e, tiles, count * (g.dy_slots + g.x_slots), g.stride, spectra, e.stream());
+        launch_forward_tiles<geometry>(tiles, count * (g.dy_slots + g.x_slots), g.stride, spectra, e.stream());
         multiply(e, p, g, count, spectra + count * g.dy_slots, spectra, out);
         if (g.chunks > 1) {
             const std::int64_t total = bins * g.out_stride, chunk = first / g.chunk;
-            e.log_launch(reinterpret_cast<const void*>(sum_chunks));
-            sum_chunks<<<unsigned(std::min<std::int64_t>(ceil_div(total, 256), 1 << 20)), 256, 0, e.stream()>>>(
-                out, sum, total, chunk == 0, chunk == g.chunks - 1);
-            FFTCONV_CHECK_LAUNCH();
+            launch(sum_chunks, unsigned(std::min<std::int64_t>(ceil_div(total, 256), 1 << 20)), 256, 0, e.stream(), out, sum, total, chunk == 0, chunk == g.chunks - 1);
         }
     }
     // Tile n = o * cg_slots + c of the gradient's spectrum -> dw[o][c]
@@ -294,14 +292,14 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
                                       tile_outputs{int(p.kernel.height), int(p.kernel.width)},
                                       tile_grid{1, 1, cg, g.cg_slots}, nullptr};
     const channel_scales scales{largest, g.cg_slots, p.group_out_channels(), p.out_channels * g.cg_slots};
-    launch_inverse_tiles<geometry>(e, out, 0, p.out_channels * g.cg_slots, g.out_stride, sink, e.stream(), scales);
+    launch_inverse_tiles<geometry>(out, 0, p.out_channels * g.cg_slots, g.out_stride, sink, e.stream(), scales);
 }
 
 }  // namespace
 
 bool fits_filter_gradient_gemm(const problem& p, std::int64_t budget) {
     if (!fits_gradient_tile(p)) return false;
-    const gemm_plan g = plan_of(p, budget);
+    const gemm_chunking g = chunking_of(p, budget);
     // cuBLAS takes int extents and leading dimensions.
     return bins_of(g.tile) * g.out_stride * std::int64_t(sizeof(float2)) <= budget && g.x_slots <= INT_MAX &&
            g.dy_slots <= INT_MAX;
@@ -309,7 +307,7 @@ bool fits_filter_gradient_gemm(const problem& p, std::int64_t budget) {
 
 int filter_gradient_gemm_grid(const problem& p) { return tile_of(p, default_gradient_budget); }
 
-std::size_t filter_gradient_gemm_scratch(const problem& p, std::int64_t budget) { return plan_of(p, budget).bytes; }
+std::size_t filter_gradient_gemm_scratch(const problem& p, std::int64_t budget) { return chunking_of(p, budget).bytes; }
 
 void filter_gradient_gemm(engine& e, const problem& p, const float* x, const float* dy, float* dw, void* scratch,
                           std::int64_t budget) {

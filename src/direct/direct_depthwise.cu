@@ -22,6 +22,7 @@
 #include "direct/plane_extents.hpp"
 
 #include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
 
 namespace fftconv::detail {
@@ -33,13 +34,10 @@ constexpr std::size_t shared_budget = 64 * 1024;  // 3 blocks per SM on the H200
 
 // Cost model (direct_depthwise_seconds): multiply-adds at 12 T/s, a fixed
 // cost per plane (its staging and the block's start), x and y once at copy
-// bandwidth. Fitted to H200 runs (results/direct-depthwise-4f95a9f and
-// docs/performance.md, v25): the 14^2 shapes run at 11.9-12.3 T
-// multiply-adds per second between K = 7 and K = 27; a plane costs 0.6 ns
-// staged on its own (56^2 to 14^2 planes), 0.25 ns where planes smaller than
-// the block are staged in one loop (7^2: 29 us at K = 3, 45 us at K = 7,
-// 65536 planes). The first version of this model, from the load/store
-// unit's peak, was 1.3-3x optimistic.
+// bandwidth. The rates are fitted to H200 runs (docs/performance.md), not
+// taken from the load/store unit's peak, which is optimistic: a plane costs
+// 0.6 ns staged on its own, 0.25 ns where planes smaller than the block are
+// staged in one loop.
 constexpr double multiply_adds_per_second = 12e12;
 constexpr double seconds_per_plane = 0.6e-9, seconds_per_small_plane = 0.25e-9;
 constexpr double bytes_per_second = 3e12;
@@ -99,9 +97,9 @@ __global__ void __launch_bounds__(threads)
     const int pixels = g.height * g.width;  // a staged plane holds the image: far below 2^31
     if (pixels < threads) {
         // Planes smaller than the block: one loop over all of them, or most
-        // threads idle and each plane waits out its own round trip to memory
-        // (7^2 planes: 1.5-1.9x faster, docs/performance.md v25). Its
-        // divisions per element made larger planes slower (56^2 K3: 1.37x).
+        // threads idle and each plane waits out its own round trip to memory.
+        // Only there: its divisions per element cost larger planes more than
+        // the loop saves.
 #pragma unroll 4
         for (int i = threadIdx.x; i < count * pixels; i += threads) {
             const int p = i / pixels, pixel = i - p * pixels, row = pixel / g.width;
@@ -192,15 +190,13 @@ void run_planes_kernel(engine& e, const problem& p, const float* x, const float*
     // a dynamic size just under 48 KiB needs it too.
     FFTCONV_CUDA_TRY(cudaFuncSetAttribute(direct_depthwise_planes, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                           int(shared)));
-    e.log_launch(reinterpret_cast<const void*>(direct_depthwise_planes));
     // A grid's x extent stays below 2^31 - 1: more planes take more launches.
     constexpr std::int64_t max_blocks = std::int64_t{1} << 30;
     const std::int64_t blocks = ceil_div(g.planes, g.planes_per_block);
     for (std::int64_t first = 0; first < blocks; first += max_blocks) {
-        const auto launch = unsigned(std::min(max_blocks, blocks - first));
-        direct_depthwise_planes<<<launch, threads, shared, e.stream()>>>(g, x, w, bias, y,
+        const auto block_count = unsigned(std::min(max_blocks, blocks - first));
+        launch(direct_depthwise_planes, block_count, threads, shared, e.stream(), g, x, w, bias, y,
                                                                         first * g.planes_per_block);
-        FFTCONV_CHECK_LAUNCH();
     }
 }
 

@@ -22,21 +22,14 @@
 // rows (conflict-free: plane_pitch is 2 mod 4 floats). A warp's 32 output
 // rows go to y through shared memory, so that its stores are coalesced.
 //
-// Measured on the H200 (docs/performance.md, v32; same-run A/B): 14^2 K27
-// C512 B64 0.141 ms with a chain of dependent multiply-adds per output and
-// divisions per staged pixel, 0.112 with the diagonal order and stepped
-// staging, 0.088 with 16-byte tap loads and coalesced output rows (the FFT
-// path's 32-point tiles: 0.108). Tried and slower: each lane writing its row
-// straight to y (0.129: 32 sectors per store), two input rows per row sum
-// (0.119: 80 registers, 3 blocks per SM; capped at 64, 0.105), whole-row
-// staging and output passes instead of per-element stepping (0.107), the
-// row loop unrolled by 2 (0.125). ncu at 0.088: 3.2 instructions issued per
-// cycle per SM, the FMA pipe 56% busy. Then (v40) contiguous planes staged
-// by 16-byte loads, output rows stored as float pairs, the filter rows
-// staged with their margins in one stepped pass, one filter where a block
-// stays in one channel: 0.079. Tried then and slower: two input rows a
-// partial sum at 64 registers (0.0805), five 7-warp blocks an SM at 56
-// registers (0.086).
+// What makes it fast on the H200 (docs/performance.md): the products in
+// diagonal order (independent multiply-adds: no chain of dependent adds
+// waits on the FMA latency), staging positions stepped rather than divided
+// per element, taps four to a 16-byte load, contiguous planes staged by
+// 16-byte loads, the filter rows and their margins staged in one pass (one
+// filter where a block stays in one channel), output rows coalesced through
+// shared memory and stored as float pairs. Not two input rows per row sum:
+// the extra registers cost blocks per SM.
 //
 // Accuracy: each output is a float sum over the filter rows of per-row float
 // sums (at most Width products each): the rounding of a two-level sum, as in
@@ -54,6 +47,7 @@
 #include <numeric>
 
 #include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
 #include "direct/plane_extents.hpp"
 
@@ -76,18 +70,15 @@ static_assert(row_widths[std::size(row_widths) - 1] == max_narrow_width);
 // rows, 32 lanes per block whether they hold a plane or not) at
 // multiply_adds_per_second or x and y once at copy bandwidth, whichever
 // takes longer (blocks stage while others compute), plus a cost per plane
-// (its staging and its share of the block's start) and a launch. Fitted to
-// the H200 (docs/performance.md, v32): 14^2 K27 C512 B64 (1.26 G
-// multiply-adds, 32768 planes) 0.088 ms, 7^2 K13 C1024 B64 (0.21 G, 65536
-// planes) 0.043 ms. The first version of the model, 25 T/s and no plane
-// cost, predicted 0.053 and 0.012.
+// (its staging and its share of the block's start) and a launch. The rates
+// are fitted to H200 runs (docs/performance.md); without the plane cost the
+// model underestimates problems of many small planes.
 // A grid of few blocks (batch x channels of a few hundred planes) takes at
 // least as long as one block: its staging, then its busiest warp's rows one
-// after another, a multiply-add of that warp each lone_multiply_add_seconds
-// (fitted to 20^2 K7 C96 B16, 48 blocks, 0.0286 ms, and 14^2 K31 C64 B8, 16
-// blocks, 0.0241 ms, where the throughput terms alone predicted 0.008 and
-// 0.004 and the dispatch chose this kernel over faster 16- and 32-point
-// tiles: results/transforms-narrow-b85445c/small-shapes.md).
+// after another, a multiply-add of that warp each lone_multiply_add_seconds.
+// The throughput terms alone predict such grids several times too fast, and
+// the dispatch would then choose this kernel over faster 16- and 32-point
+// tiles.
 constexpr double multiply_adds_per_second = 17.5e12;
 constexpr double seconds_per_plane = 0.4e-9;
 constexpr double block_staging_seconds = 4e-6;
@@ -314,7 +305,7 @@ __global__ void __launch_bounds__(lanes * max_warps)
         // To y through the warp's 32 staged rows (one of each plane): the
         // warp's stores then cover a row of its planes after another,
         // instead of 32 planes per store (each lane writing its own row
-        // straight to y ran 1.15-1.7x slower: 32 sectors per store).
+        // straight to y would cost 32 sectors per store).
         float* const staged_rows = rows_out + warp * lanes * g.row_pitch;
         __syncwarp();  // the previous row's reads are done
 #pragma unroll
@@ -349,13 +340,11 @@ void launch_rows(engine& e, const narrow_geometry& g, const float* x, const floa
     // Always: the static tables count against the 48 KiB a launch gets
     // without opting in.
     FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-    e.log_launch(reinterpret_cast<const void*>(kernel));
     constexpr std::int64_t max_blocks = std::int64_t{1} << 30;
     const std::int64_t blocks = ceil_div(g.planes, std::int64_t(lanes));
     for (std::int64_t first = 0; first < blocks; first += max_blocks) {
-        const auto launch = unsigned(std::min(max_blocks, blocks - first));
-        kernel<<<launch, lanes * g.warps, shared, e.stream()>>>(g, x, w, bias, y, first * lanes);
-        FFTCONV_CHECK_LAUNCH();
+        const auto block_count = unsigned(std::min(max_blocks, blocks - first));
+        launch(kernel, block_count, lanes * g.warps, shared, e.stream(), g, x, w, bias, y, first * lanes);
     }
 }
 

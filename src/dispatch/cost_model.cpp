@@ -7,29 +7,22 @@
 // (To/T)^2: the K-1 overlap is paid once per tile) but more bins and a larger
 // filter spectrum (in*out*bins). We estimate
 //   seconds = flops / gemm_rate + bytes / bandwidth
-// and keep the cheapest extent. Extents 16, 32, 64 run the fused transforms,
-// which move each spectrum once at close to copy bandwidth. Any other extent
-// runs cuFFT, which also writes and reads real tiles and makes two strided
-// passes per 2D transform: on the H200 its transforms reached about a third of
-// the fused ones' bandwidth (results/baseline-f2932f4: T=42 transforms took
-// 2.3 ms for 1.2 GB of nominal traffic). The rates are H200 measurements of
-// the design brief (complex FP32 GEMM 54 TFLOP/s peak, about 40 reached by
-// these batched GEMMs; copy 4.2 TB/s). Only extents of the form 2^a 3^b 5^c 7^d
-// are tried for cuFFT: it has fast kernels for those radices only.
+// and keep the cheapest extent. The fused extents (tile_family.hpp) move
+// each spectrum once at close to copy bandwidth. Any other extent runs
+// cuFFT, which also writes and reads real tiles and makes two strided passes
+// per 2D transform: its transforms reach about a third of the fused ones'
+// bandwidth. The rates below are H200 measurements (docs/performance.md):
+// the batched complex FP32 GEMMs reach about 40 of the 54 TFLOP/s peak, copy
+// about 4.2 TB/s. Only extents of the form 2^a 3^b 5^c 7^d are tried for
+// cuFFT: it has fast kernels for those radices only.
 //
 // Depthwise problems on a fused extent run one kernel per tile pair
 // (fused_depthwise.cuh), bound by its FFT arithmetic and shared-memory
-// traffic: a pair costs T^2 log2(T) x fused_pair_seconds_per_point(T), from
-// the depthwise suite on the H200 (docs/performance.md, v27): 1.75 ps at
-// T = 16 (64 x 1024 x 7^2, K = 13: 32768 pairs in 58 us), 1.45 at T = 32
-// (64 x 512 x 14^2, K = 27: 16384 pairs in 121 us), 1.1 at T = 64
-// (64 x 128 x 56^2, K = 31: 16384 pairs in 439 us); 48 and 96 (radix 3,
-// lines transformed in shared memory) 1.75 ps (64 x 256 x 28^2, K = 29:
-// 8192 pairs in 184 us) and 1.6 ps (64 x 128 x 56^2, K = 31: 4096 pairs in
-// 0.39 ms) at f855698. The dispatch weighs this
-// against the direct depthwise kernel (src/direct/direct_depthwise.cu).
-// Each path adds launch_seconds per kernel it launches (small problems are
-// all launch).
+// traffic: a pair costs T^2 log2(T) x the family's
+// depthwise_pair_seconds_per_point, fitted to the depthwise suite. The
+// dispatch weighs this against the direct depthwise kernel
+// (src/direct/direct_depthwise.cu). Each path adds launch_seconds per kernel
+// it launches (small problems are all launch).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -46,15 +39,6 @@ namespace {
 constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
-constexpr double fused_pair_seconds_per_point(int tile_extent) {  // per T^2 log2(T)
-    switch (tile_extent) {
-        case 16: return 1.75e-12;
-        case 32: return 1.45e-12;
-        case 48: return 1.75e-12;
-        case 64: return 1.1e-12;
-        default: return 1.6e-12;  // 96
-    }
-}
 constexpr double launch_seconds = 3e-6;
 
 // Every extent 2^a 3^b 5^c 7^d in [lo, hi] (unordered): a few hundred below
@@ -89,11 +73,12 @@ double detail::estimated_seconds(const problem& p, int tile_extent) {
     const double spectrum_bytes = 8.0 * bins * (in * rows + out * rows + group_in * out);
     const double io_bytes =
         4.0 * double(p.input_elements() + p.filter_elements() + p.output_elements());
-    if (t.one_kernel) {
+    if (t.image_to_output) {
         // Filter transform, its channel-major copy, then one kernel per tile pair (see the top).
         const double pairs = double(t.output_transforms) / 2.0;
         return 3.0 * launch_seconds +
-               pairs * tile * std::log2(double(tile_extent)) * fused_pair_seconds_per_point(tile_extent);
+               pairs * tile * std::log2(double(tile_extent)) *
+                   detail::tile_family_of(tile_extent).depthwise_pair_seconds_per_point;
     }
     if (t.geometry.fused())
         return 4.0 * launch_seconds + flops / gemm_flops_per_second +
@@ -124,8 +109,10 @@ int choose_tile_extent(const problem& p) {
     // from image to y, so such a tile larger than whole_output can still
     // beat a cuFFT tile that just covers: let the model weigh them.
     if (detail::is_depthwise(p))
-        for (const int t : {16, 32, 48, 64, 96})
-            if (t >= k && t > largest) candidates.push_back(t);
+        [&]<int... Extents>(extent_list<Extents...>) {
+            for (const int t : {Extents...})
+                if (has_fused_depthwise(t) && t >= k && t > largest) candidates.push_back(t);
+        }(detail::family_extents{});
     for (const std::int64_t t : candidates) {
         const double seconds = detail::estimated_seconds(p, int(t));
         if (seconds < best_seconds || (seconds == best_seconds && t < best)) {

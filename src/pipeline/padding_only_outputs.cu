@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/pipeline/padding_only_outputs.hpp"
 
 namespace fftconv::detail {
@@ -33,10 +34,9 @@ void write_padding_only_outputs(const problem& p, const float* bias, float* y, c
     const std::int64_t rows = p.batch * p.out_channels * p.out_height();
     constexpr int threads = 256;
     const auto blocks = unsigned(std::clamp<std::int64_t>((rows + threads - 1) / threads, 1, std::int64_t{1} << 20));
-    fill_padding_only<<<blocks, threads, 0, stream>>>(y, bias, rows, p.out_channels, p.out_height(), p.out_width(),
+    launch(fill_padding_only, blocks, threads, 0, stream, y, bias, rows, p.out_channels, p.out_height(), p.out_width(),
                                                       padding_only_lines(p.padding.height, p.kernel.height),
                                                       padding_only_lines(p.padding.width, p.kernel.width));
-    FFTCONV_CHECK_LAUNCH();
 }
 
 }  // namespace fftconv::detail

@@ -7,6 +7,7 @@
 #include <cuComplex.h>
 
 #include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/runtime/engine.hpp"
 #include "fftconv/detail/kernels/radix3_line_fft.cuh"
 #include "fftconv/detail/pipeline/spectral_product.hpp"
@@ -95,11 +96,8 @@ void slot_order_filters(engine& e, const workspace_layout& t, const filter_opera
     const std::int64_t total = t.geometry.out_channels() * T * T;
     constexpr int threads = 256;
     const auto blocks = unsigned(std::clamp<std::int64_t>((total + threads - 1) / threads, 1, std::int64_t{1} << 20));
-    e.log_launch(reinterpret_cast<const void*>(slot_order_filter));
-    slot_order_filter<<<blocks, threads, 0, e.stream()>>>(
-        static_cast<const double2*>(filter.data) + filter.column_offset, static_cast<float2*>(channel_major), T,
+    launch(slot_order_filter, blocks, threads, 0, e.stream(), static_cast<const double2*>(filter.data) + filter.column_offset, static_cast<float2*>(channel_major), T,
         t.geometry.out_channels(), filter.bin_stride);
-    FFTCONV_CHECK_LAUNCH();
 }
 
 template <class Complex>
@@ -107,17 +105,14 @@ void transpose_filter(engine& e, const workspace_layout& t, const filter_operand
     const std::int64_t bins = t.geometry.freq_bins(), channels = t.geometry.out_channels();
     const std::int64_t tiles = (channels + 31) / 32 * ((bins + 31) / 32);
     const auto kernel = transpose_bins<Complex>;
-    e.log_launch(reinterpret_cast<const void*>(kernel));
-    kernel<<<unsigned(std::min<std::int64_t>(tiles, std::int64_t{1} << 20)), dim3(32, 8), 0, e.stream()>>>(
-        static_cast<const Complex*>(filter.data) + filter.column_offset, static_cast<Complex*>(channel_major), bins,
+    launch(kernel, unsigned(std::min<std::int64_t>(tiles, std::int64_t{1} << 20)), dim3(32, 8), 0, e.stream(), static_cast<const Complex*>(filter.data) + filter.column_offset, static_cast<Complex*>(channel_major), bins,
         channels, filter.bin_stride);
-    FFTCONV_CHECK_LAUNCH();
 }
 
 }  // namespace
 
 void channel_major_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major) {
-    if (t.one_kernel && is_radix3_extent(t.geometry.tile_extent())) slot_order_filters(e, t, filter, channel_major);
+    if (t.image_to_output && tile_family_of(t.geometry.tile_extent()).lines == line_transform::radix3) slot_order_filters(e, t, filter, channel_major);
     else if (t.geometry.double_intermediates()) transpose_filter<double2>(e, t, filter, channel_major);
     else transpose_filter<float2>(e, t, filter, channel_major);
 }
@@ -132,12 +127,9 @@ void launch_depthwise_product(engine& e, const workspace_layout& t, const filter
     constexpr int threads = 256;
     const auto blocks = unsigned(std::clamp<std::int64_t>((total + threads - 1) / threads, 1, std::int64_t{1} << 20));
     const auto kernel = depthwise_product<Complex>;
-    e.log_launch(reinterpret_cast<const void*>(kernel));
-    kernel<<<blocks, threads, 0, e.stream()>>>(
-        static_cast<const Complex*>(b.input_spectrum), static_cast<const Complex*>(filter.data) + filter.column_offset,
+    launch(kernel, blocks, threads, 0, e.stream(), static_cast<const Complex*>(b.input_spectrum), static_cast<const Complex*>(filter.data) + filter.column_offset,
         static_cast<Complex*>(b.output_spectrum), t.gemm_rows, first, count, total, t.input_bin_stride,
         filter.bin_stride, t.output_bin_stride, groups.first_out, groups.out_per_group);
-    FFTCONV_CHECK_LAUNCH();
 }
 
 // Output channels [first, last) of a depthwise pass (see depthwise_product).
@@ -190,7 +182,7 @@ void multiply_block(engine& e, const workspace_layout& t, const filter_operand& 
                 t.gemm_rows, in_channels_64, filter.ld, first, last, count,
                 t.input_bin_stride, filter.bin_stride, t.output_bin_stride};
             if (spectral_gemm_pays(args)) {
-                e.log_launch(reinterpret_cast<const void*>(gemm));  // which instantiation: the launcher
+                record_launch(reinterpret_cast<const void*>(gemm));  // which instantiation: the launcher
                 gemm(args, e.stream());
                 continue;
             }

@@ -111,31 +111,31 @@ void engine::set_stream(cudaStream_t stream) {
     stream_ = stream;
 }
 
-const fft_plan& engine::cufft_plan(const fft_plan_key& key) {
-    ++plan_uses_;
-    if (auto it = plans_.find(key); it != plans_.end()) {
-        it->second.last_use = plan_uses_;
+const fft_transform& engine::transform_for(const fft_transform_key& key) {
+    ++transform_uses_;
+    if (auto it = transforms_.find(key); it != transforms_.end()) {
+        it->second.last_use = transform_uses_;
         it->second.pinned = it->second.pinned || capturing_;
-        return it->second.plan;
+        return it->second.transform;
     }
     if (capturing_)
         refuse_during_capture("this problem needs a cuFFT plan (tile extent " +
                               std::to_string(key.tile_extent) + ", batch " + std::to_string(key.batch) +
                               ") that the context has not made yet");
-    if (plans_.size() >= plan_cache_capacity) {
-        auto victim = plans_.end();
-        for (auto it = plans_.begin(); it != plans_.end(); ++it)
-            if (!it->second.pinned && (victim == plans_.end() || it->second.last_use < victim->second.last_use))
+    if (transforms_.size() >= transform_cache_capacity) {
+        auto victim = transforms_.end();
+        for (auto it = transforms_.begin(); it != transforms_.end(); ++it)
+            if (!it->second.pinned && (victim == transforms_.end() || it->second.last_use < victim->second.last_use))
                 victim = it;
-        if (victim != plans_.end()) {
+        if (victim != transforms_.end()) {
             FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream_));  // its last launch may still be queued
-            plans_.erase(victim);
+            transforms_.erase(victim);
         }
     }
 
     cufftHandle raw = 0;
     FFTCONV_CUFFT_TRY(cufftCreate(&raw));  // owned only once made: a failed create leaves nothing
-    fft_plan made;
+    fft_transform made;
     made.handle.reset(new cufftHandle{raw});
     made.double_precision = key.double_precision;
     const cufftHandle h = raw;
@@ -153,7 +153,7 @@ const fft_plan& engine::cufft_plan(const fft_plan_key& key) {
         forward ? key.complex_distance : real_distance,
         key.double_precision ? (forward ? CUFFT_D2Z : CUFFT_Z2D) : (forward ? CUFFT_R2C : CUFFT_C2R), key.batch,
         &made.work_bytes));
-    return plans_.emplace(key, cached_plan{std::move(made), plan_uses_, false}).first->second.plan;
+    return transforms_.emplace(key, cached_transform{std::move(made), transform_uses_, false}).first->second.transform;
 }
 
 void engine::attach_blas_workspace() {
@@ -210,7 +210,7 @@ void engine::release() {
     begin_call();
     if (capturing_) refuse_during_capture("release() frees memory");
     synchronize_streams();
-    plans_.clear();
+    transforms_.clear();
     workspace_.reset();
     workspace_bytes_ = 0;
     scratch_.reset();
@@ -219,7 +219,7 @@ void engine::release() {
     captured_ = false;
 }
 
-void engine::execute(const fft_plan& p, fft_direction direction, void* in, void* out, void* work) {
+void engine::execute(const fft_transform& p, fft_direction direction, void* in, void* out, void* work) {
     const cufftHandle h = *p.handle;
     FFTCONV_CUFFT_TRY(cufftSetStream(h, stream_));
     FFTCONV_CUFFT_TRY(cufftSetWorkArea(h, work));

@@ -15,7 +15,7 @@ namespace {
 // fit cuBLAS's 32-bit dimensions. Doubles: extreme problems must not wrap.
 double pass_bytes_lower_bound(const problem& p, int tile_extent, const pass_shape& shape, bool holds_filter) {
     const workspace_layout t = make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter);
-    const bool gemm = !t.one_kernel;  // the fused depthwise kernel runs no GEMM
+    const bool gemm = !t.image_to_output;  // the fused depthwise kernel runs no GEMM
     if (gemm && t.gemm_rows > INT_MAX) return 1e300;
     const double spectra = double(t.geometry.complex_bytes()) *
                            (double(t.input_spectrum_elements) + double(t.output_spectrum_elements) +
@@ -29,7 +29,7 @@ std::size_t pass_workspace(engine& e, const problem& p, int tile_extent, const p
                            bool holds_filter) {
     const workspace_layout full = make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter);
     const std::size_t bytes = workspace_bytes(e, full);
-    if (full.geometry.fused() || full.one_kernel) return bytes;  // no cuFFT work area
+    if (full.geometry.fused() || full.image_to_output) return bytes;  // no cuFFT work area
     // The last pass along an axis can be smaller: its plans differ.
     const problem last = pass_problem(p, tile_extent, shape, (p.batch - 1) / shape.batch * shape.batch,
                                       (tile_rows_of(p, tile_extent) - 1) / shape.tile_rows * shape.tile_rows,
@@ -40,11 +40,11 @@ std::size_t pass_workspace(engine& e, const problem& p, int tile_extent, const p
 
 }  // namespace
 
-pass_plan plan_passes(engine& e, const problem& p, int tile_extent, bool holds_filter) {
+pass_schedule schedule_passes(engine& e, const problem& p, int tile_extent, bool holds_filter) {
     const std::int64_t tiles_high = tile_rows_of(p, tile_extent);
     const pass_shape whole{p.batch, tiles_high, p.out_channels};
     auto finish = [&](pass_shape shape, std::size_t bytes) {
-        return pass_plan{shape, make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter),
+        return pass_schedule{shape, make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter),
                          bytes};
     };
     const double whole_lower = pass_bytes_lower_bound(p, tile_extent, whole, holds_filter);
@@ -93,17 +93,17 @@ pass_plan plan_passes(engine& e, const problem& p, int tile_extent, bool holds_f
                     " bytes are usable (the context's workspace limit, or the device's free memory)");
 }
 
-pass_plan prepare(engine& e, const problem& p, int tile_extent, bool holds_filter) {
-    const pass_plan plan = plan_passes(e, p, tile_extent, holds_filter);
-    (void)e.workspace(plan.workspace);
-    if (!has_fused_fft(tile_extent) && !plan.layout.one_kernel)
-        for_each_pass(p, tile_extent, plan.shape, [&](const problem& q, auto...) {
+pass_schedule prepare(engine& e, const problem& p, int tile_extent, bool holds_filter) {
+    const pass_schedule schedule = schedule_passes(e, p, tile_extent, holds_filter);
+    (void)e.workspace(schedule.workspace);
+    if (!has_fused_fft(tile_extent) && !schedule.layout.image_to_output)
+        for_each_pass(p, tile_extent, schedule.shape, [&](const problem& q, auto...) {
             const workspace_layout t = make_layout(q, tile_extent, holds_filter);
-            (void)e.cufft_plan(input_plan_key(t));
-            (void)e.cufft_plan(output_plan_key(t));
-            if (holds_filter) (void)e.cufft_plan(filter_plan_key(t));
+            (void)e.transform_for(input_transform_key(t));
+            (void)e.transform_for(output_transform_key(t));
+            if (holds_filter) (void)e.transform_for(filter_transform_key(t));
         });
-    return plan;
+    return schedule;
 }
 
 }  // namespace fftconv::detail

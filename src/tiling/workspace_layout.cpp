@@ -8,33 +8,33 @@ namespace fftconv::detail {
 namespace {
 
 // Bin-major: complex_stride = transforms, complex_distance = 1.
-fft_plan_key bin_major_key(fft_direction direction, const workspace_layout& t, std::int64_t transforms) {
+fft_transform_key bin_major_key(fft_direction direction, const workspace_layout& t, std::int64_t transforms) {
     return {direction, t.geometry.double_intermediates(), t.geometry.tile_extent(), transforms, transforms, 1};
 }
 
 }  // namespace
 
-fft_plan_key filter_plan_key(const workspace_layout& t) {
+fft_transform_key filter_transform_key(const workspace_layout& t) {
     return bin_major_key(fft_direction::forward, t, t.filter_transforms);
 }
-fft_plan_key input_plan_key(const workspace_layout& t) {
+fft_transform_key input_transform_key(const workspace_layout& t) {
     return bin_major_key(fft_direction::forward, t, t.input_transforms);
 }
-fft_plan_key output_plan_key(const workspace_layout& t) {
+fft_transform_key output_transform_key(const workspace_layout& t) {
     return bin_major_key(fft_direction::inverse, t, t.output_transforms);
 }
 
 std::size_t workspace_bytes(engine& e, const workspace_layout& t) {
-    if (t.geometry.fused() || t.one_kernel) return t.fft_work_offset();  // no cuFFT
+    if (t.geometry.fused() || t.image_to_output) return t.fft_work_offset();  // no cuFFT
     // Each size is read before the next lookup, which may evict that plan.
-    const std::size_t input_work = e.cufft_plan(input_plan_key(t)).work_bytes;
-    const std::size_t output_work = e.cufft_plan(output_plan_key(t)).work_bytes;
+    const std::size_t input_work = e.transform_for(input_transform_key(t)).work_bytes;
+    const std::size_t output_work = e.transform_for(output_transform_key(t)).work_bytes;
     std::size_t fft_work = std::max(input_work, output_work);
-    if (t.holds_filter) fft_work = std::max(fft_work, e.cufft_plan(filter_plan_key(t)).work_bytes);
+    if (t.holds_filter) fft_work = std::max(fft_work, e.transform_for(filter_transform_key(t)).work_bytes);
     return t.fft_work_offset() + align_up(fft_work);
 }
 
-pipeline_buffers carve(const workspace_layout& t, void* workspace) {
+pipeline_buffers buffers_in(const workspace_layout& t, void* workspace) {
     auto* base = static_cast<char*>(workspace);
     return pipeline_buffers{
         base + t.real_offset(),

@@ -6,6 +6,7 @@
 // workspace limit, filter reuse, and tiles that cover the padded image.
 // Normal and positive inputs each time.
 #include "doctest.hpp"
+#include "fftconv/detail/runtime/launch.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -111,7 +112,7 @@ TEST_CASE("depthwise on the radix-3 tiles (48 and 96 points): every operator var
              }) {
             if (tile < p.kernel.height || tile < p.kernel.width) continue;
             CAPTURE(to_string(p));
-            REQUIRE(detail::make_layout(p, tile).one_kernel);
+            REQUIRE(detail::make_layout(p, tile).image_to_output);
             for (const bool with_bias : {false, true}) {
                 CAPTURE(with_bias);
                 CHECK_NOTHROW(check_both_kinds(ctx, p, with_bias, false, seed += 2));
@@ -290,12 +291,14 @@ TEST_CASE("passes under a workspace limit keep padding, groups and bias right") 
         limited.set_workspace_limit(unlimited.workspace_size(pass));
         for (const bool reuse : {false, true}) {
             std::vector<const void*> whole_log, passes_log;
-            unlimited.engine().launch_log = &whole_log;
-            check_both_kinds(unlimited, p, true, reuse, 500 + std::uint64_t(c.tile) + reuse);
-            unlimited.engine().launch_log = nullptr;
-            limited.engine().launch_log = &passes_log;
-            check_both_kinds(limited, p, true, reuse, 500 + std::uint64_t(c.tile) + reuse);
-            limited.engine().launch_log = nullptr;
+            {
+                const detail::launch_recorder recording(whole_log);
+                check_both_kinds(unlimited, p, true, reuse, 500 + std::uint64_t(c.tile) + reuse);
+            }
+            {
+                const detail::launch_recorder recording(passes_log);
+                check_both_kinds(limited, p, true, reuse, 500 + std::uint64_t(c.tile) + reuse);
+            }
             // (With a filter spectrum the workspace holds no filter, and a
             // fused depthwise call then needs none at all: it may fit whole.)
             if (!reuse) CHECK(passes_log.size() > whole_log.size());

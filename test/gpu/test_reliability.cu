@@ -498,11 +498,11 @@ TEST_CASE("2000 distinct shapes on one context: the plan cache stays bounded, re
                             16 + (i * 7) % 29, k};
             ctx.force_tile_extent(tiles[i % 6] >= k ? tiles[i % 6] : 0);
             ctx.conv2d(p, x.data(), w.data(), y.data());
-            CHECK(ctx.engine().cached_plans() <= detail::engine::plan_cache_capacity);
+            CHECK(ctx.engine().cached_transforms() <= detail::engine::transform_cache_capacity);
         }
         FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
         ctx.release();
-        CHECK(ctx.engine().cached_plans() == 0);
+        CHECK(ctx.engine().cached_transforms() == 0);
         CHECK(ctx.engine().workspace_capacity() == 0);
     };
     run_round(0);
@@ -527,7 +527,7 @@ TEST_CASE("a plan lookup that evicts the plan a call just made leaves the call's
     auto y = reference::make_device_array<float>(8 * 3 * 40 * 40);
     reference::fill_normal(x.data(), x.size, 1, stream.s);
     reference::fill_normal(w.data(), w.size, 2, stream.s);
-    for (std::int64_t height = 16; ctx.engine().cached_plans() < detail::engine::plan_cache_capacity - 1; ++height) {
+    for (std::int64_t height = 16; ctx.engine().cached_transforms() < detail::engine::transform_cache_capacity - 1; ++height) {
         const problem p{1, 3, 3, height, 16, 9};
         ctx.reserve(p);
         const testing::captured_graph graph(stream.s, [&] { ctx.conv2d(p, x.data(), w.data(), y.data()); });

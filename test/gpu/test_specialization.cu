@@ -3,6 +3,7 @@
 // caller's can be added to a context and is the code that runs, and every
 // one of them meets the accuracy bar against float64.
 #include "doctest.hpp"
+#include "fftconv/detail/runtime/launch.hpp"
 
 #include <algorithm>
 #include <utility>
@@ -20,9 +21,8 @@ namespace {
 // The kernels a call on `p` launches on `ctx`, checked against float64.
 std::vector<const void*> launched_by(context& ctx, const problem& p, std::uint64_t seed) {
     std::vector<const void*> log;
-    ctx.engine().launch_log = &log;
+    const detail::launch_recorder recording(log);
     testing::check_conv(ctx, p, seed);
-    ctx.engine().launch_log = nullptr;
     return log;
 }
 
@@ -157,11 +157,12 @@ TEST_CASE("conv2d<Cfg> runs Cfg directly and refuses problems that do not fit it
     context ctx;
     const problem p{2, fused_own.channels, fused_own.channels, 30, 19, fused_own.kernel_extent};
     std::vector<const void*> log;
-    ctx.engine().launch_log = &log;
-    testing::check_conv(ctx, p, 41, [](context& cx, const problem& q, const float* x, const float* w, float* y) {
-        conv2d<fused_own>(cx, q, x, w, y);
-    });
-    ctx.engine().launch_log = nullptr;
+    {
+        const detail::launch_recorder recording(log);
+        testing::check_conv(ctx, p, 41, [](context& cx, const problem& q, const float* x, const float* w, float* y) {
+            conv2d<fused_own>(cx, q, x, w, y);
+        });
+    }
     const std::vector<const void*> own = specialize<fused_own>().kernels();
     REQUIRE(!log.empty());
     for (const void* k : log) CHECK(contains(own, k));

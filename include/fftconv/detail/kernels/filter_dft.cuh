@@ -4,26 +4,23 @@
 // Why not cuFFT, as for the other extents without a fused transform: a
 // depthwise filter is one small K x K plane per output channel, and cuFFT
 // wants it padded to a T x T real tile in the workspace first (a pass of its
-// own), a plan per filter count, and a work area. And at 93b6e3c, where it
-// did this, its 48-point D2Z failed (CUFFT_EXEC_FAILED) in transform_filter
-// for two of the eight test problems while the same plan ran in conv2d; not
-// understood (docs/performance.md, v35). Direct, it is one kernel without
-// workspace: separable, a row DFT of the K rows then a
-// column DFT, about (K + T) (T/2 + 1) K multiply-adds per filter (0.37 M
+// own), a plan per filter count, and a work area; and its 48-point D2Z
+// failed (CUFFT_EXEC_FAILED) on this transform for some test problems while
+// the same plan ran in conv2d, not understood (docs/performance.md). Direct,
+// it is one kernel without workspace: separable, a row DFT of the K rows then
+// a column DFT, about (K + T) (T/2 + 1) K multiply-adds per filter (0.37 M
 // at K = 51, T = 96), in double with twiddles from sincospi, so the
-// spectrum is as exact as cuFFT's in double. A block a filter: at K = 51 it
-// cost 22 us more than cuFFT's padding and transform (its multiply-adds
-// read two operands from shared memory each: bandwidth-bound), so the column
-// DFTs compute two rows per load (v37); four blocks a filter, each repeating
-// the row DFTs, cost 50-70 us more (device runs 25, 26; docs/performance.md,
-// v35).
+// spectrum is as exact as cuFFT's in double. A block a filter; its
+// multiply-adds read two operands from shared memory each (bandwidth-bound),
+// so the column DFTs compute two rows per load. Not several blocks a filter:
+// each would repeat the row DFTs.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
 #include "fftconv/detail/runtime/check.hpp"
-#include "fftconv/detail/runtime/engine.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
 
 namespace fftconv::detail {
@@ -88,17 +85,15 @@ inline std::size_t filter_dft_shared_bytes(const tile_geometry<>& g) {
 // The spectra of `filters` filters of `w` into `spectrum` (see filter_dft),
 // scaled by 1/T^2 (the inverse transform is unnormalised), on `stream`.
 template <class Geometry>
-void launch_filter_dft(engine& e, const Geometry& geo, const float* w, std::int64_t filters, double2* spectrum,
+void launch_filter_dft(const Geometry& geo, const float* w, std::int64_t filters, double2* spectrum,
                        std::int64_t bin_stride, cudaStream_t stream) {
     const auto kernel = filter_dft<Geometry>;
     const std::size_t shared = filter_dft_shared_bytes(geo.erased());
     if (shared > 48 * 1024)
         FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
-    e.log_launch(reinterpret_cast<const void*>(kernel));
     const double scale = 1.0 / double(geo.tile_elements());
-    kernel<<<unsigned(std::min<std::int64_t>(filters, std::int64_t{1} << 20)), 256, shared, stream>>>(
-        geo, w, filters, scale, spectrum, bin_stride);
-    FFTCONV_CHECK_LAUNCH();
+    launch(kernel, unsigned(std::min<std::int64_t>(filters, std::int64_t{1} << 20)), 256, shared, stream, geo, w,
+           filters, scale, spectrum, bin_stride);
 }
 
 }  // namespace fftconv::detail

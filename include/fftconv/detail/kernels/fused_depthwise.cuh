@@ -21,24 +21,19 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "fftconv/detail/runtime/engine.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/kernels/fused_tile_fft.cuh"
 #include "fftconv/detail/kernels/radix3_line_fft.cuh"
 
 namespace fftconv::detail {
 
 // The filter spectrum the kernel reads, per output channel (made by
-// channel_major_filter, spectral_product.hpp): at the power-of-two extents
-// the half spectrum W[f][g], g <= T/2, in natural order (T (T/2 + 1) bins);
-// at the radix-3 extents the whole T x T grid in the digit-reversed order
-// both passes leave (frequency_in_slot along each axis), so that a warp's
-// lanes, 32 consecutive column slots, read 256 contiguous bytes, with no
-// mirror or sign to find (it was the half spectrum in double, scattered
-// over three regions of a row and its mirror: docs/performance.md, v39).
-__host__ __device__ constexpr std::int64_t depthwise_filter_bins(int tile_extent) {
-    return is_power_of_two(tile_extent) ? std::int64_t{tile_extent} * (tile_extent / 2 + 1)
-                                        : std::int64_t{tile_extent} * tile_extent;
-}
+// channel_major_filter, spectral_product.hpp): tile_family::
+// depthwise_filter_bins bins, in natural order at the power-of-two extents;
+// at the radix-3 extents in the digit-reversed order both passes leave
+// (frequency_in_slot along each axis), so that a warp's lanes, 32
+// consecutive column slots, read 256 contiguous bytes, with no mirror or
+// sign to find.
 
 // Column `lane` of the pair's spectrum Z in z (natural order) becomes
 // conj(Z conj(W)), W the filter's spectrum `w`. A loop through shared
@@ -76,12 +71,6 @@ __device__ __forceinline__ void times_conj_filter(float2* z, int lane, const flo
 // the real part.
 enum class pair_part { both, first_alone, second_alone };
 
-// Threads a line: three at T = 96 (radix3_line_fft.cuh: one gave an SM 9
-// warps and ran 56^2 K = 31 in 0.72 ms, three 0.39), one elsewhere (at
-// T = 48 three ran 28^2 K = 29 in 0.197 ms, one in 0.184: six blocks of
-// 96 threads an SM, fewer barriers; docs/performance.md, v35). A block is
-// T x depthwise_line_threads x pairs threads.
-__host__ __device__ constexpr int depthwise_line_threads(int tile_extent) { return tile_extent == 96 ? 3 : 1; }
 
 // The outputs of a pair that `part` selects: both tiles, or the real part
 // alone into the first or the second.
@@ -126,7 +115,7 @@ __device__ __forceinline__ void store_output_rows(const float2* z, int lane, flo
 // [k_first, k_last), r < 3) of column slot `lane` (at `column`) hold the
 // column's subsequence spectra X_r[k]; the forward butterfly makes
 // Z[k + P s], in slot 3k + s; each becomes Z conj(W) with W from the
-// slot-ordered filter `w` (depthwise_filter_bins), and the inverse butterfly
+// slot-ordered filter `w` (tile_family::depthwise_filter_bins), and the inverse butterfly
 // writes back what the inverse subsequence transforms read. (Three steps
 // through shared memory before: two more round trips of the column and two
 // more barriers.)
@@ -161,8 +150,8 @@ __device__ __forceinline__ void radix3_filter_step(float2* column, int lane, con
 // thread's (no barrier), and rows_sync is the block's.
 template <int T>
 __device__ __forceinline__ void rows_sync(int lane) {
-    if constexpr (depthwise_line_threads(T) == 3) {
-        static_assert(fused_pairs(T) == 1, "one pair a block: barrier ids 1..3 are its line groups'");
+    if constexpr (tile_family_of(T).line_threads == 3) {
+        static_assert(tile_family_of(T).pairs == 1, "one pair a block: barrier ids 1..3 are its line groups'");
         // Constant ids: a register id makes ptxas reserve all 16.
         if (lane < 32) asm volatile("bar.sync 1, 96;" ::: "memory");
         else if (lane < 64) asm volatile("bar.sync 2, 96;" ::: "memory");
@@ -173,7 +162,7 @@ __device__ __forceinline__ void rows_sync(int lane) {
 }
 template <int T>
 __device__ __forceinline__ void line_sync(int lane) {
-    if constexpr (depthwise_line_threads(T) > 1) rows_sync<T>(lane);
+    if constexpr (tile_family_of(T).line_threads > 1) rows_sync<T>(lane);
 }
 
 // Where a thread of a radix-3 pair loads and stores: `rows` rows from
@@ -184,10 +173,10 @@ __device__ __forceinline__ void line_sync(int lane) {
 template <int T>
 struct radix3_block {
     int column, first_row;
-    static constexpr int rows = depthwise_line_threads(T) == 3 ? 32 : T;
+    static constexpr int rows = tile_family_of(T).line_threads == 3 ? 32 : T;
     __device__ radix3_block(int lane, int share)
-        : column(depthwise_line_threads(T) == 3 ? 32 * share + lane % 32 : lane),
-          first_row(depthwise_line_threads(T) == 3 ? lane / 32 * 32 : 0) {}
+        : column(tile_family_of(T).line_threads == 3 ? 32 * share + lane % 32 : lane),
+          first_row(tile_family_of(T).line_threads == 3 ? lane / 32 * 32 : 0) {}
 };
 
 // Input windows in_real + i in_imag of x (empty: none) -> z, transformed,
@@ -209,7 +198,7 @@ struct radix3_block {
 // the conjugate, IFFT(Y) = conj(FFT(conj(Y))): the second pass stores
 // conj(Z conj(W)), and the last one holds conj(y), whose imaginary part is
 // negated on the way out.
-// Radix 3 (depthwise_line_threads a line, the thread's `share`): in-place
+// Radix 3 (tile_family::line_threads a line, the thread's `share`): in-place
 // passes (radix3_line_fft.cuh) over the rows that hold input, the columns
 // (their last forward step, the product and their first inverse step in
 // registers: radix3_filter_step), the columns inverse, the rows that hold
@@ -223,9 +212,9 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
     // The input rows either window holds: the others are zero, and so is their FFT.
     const int rows = max(in_real.rows, in_imag.rows), first_row = first_window_row(in_real, in_imag);
-    const int linear = (group * depthwise_line_threads(T) + share) * T + lane;
+    const int linear = (group * tile_family_of(T).line_threads + share) * T + lane;
 
-    if constexpr (is_power_of_two(T)) {
+    if constexpr (tile_family_of(T).lines == line_transform::registers) {
         float2 largest;
         const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f, largest);
         largest_of.add(linear, largest);
@@ -256,7 +245,7 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
             tile_sync<T>(group);
         }
     } else {
-        constexpr int pitch = T + 1, line_threads = depthwise_line_threads(T);
+        constexpr int pitch = T + 1, line_threads = tile_family_of(T).line_threads;
         const radix3_block<T> block(lane, share);
         float2 largest;
         const bool finite =
@@ -306,31 +295,6 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
     return true;
 }
 
-__host__ __device__ constexpr int depthwise_threads(int tile_extent) {
-    return fused_threads(tile_extent) * depthwise_line_threads(tile_extent);
-}
-
-// Blocks per SM the registers must allow. At T = 64 the kernel is
-// latency-bound at its natural 176 registers (2 blocks, 8 warps per SM);
-// capped at 168 it fits 3, as many as shared memory allows, and ran 6-13%
-// faster despite 84-132 bytes of spill. At T = 16 the kernel with a rare
-// path (spanning pairs) takes 80 registers: 6 blocks ran 7% faster than 8
-// blocks capped at 64 registers, where the cap spilled 200 bytes
-// (docs/performance.md, v27). The radix-3 extents: 3 blocks of 288 threads
-// at T = 96 (72 registers, 64 bytes of spill; as many as shared memory
-// allows), which with the line groups' barriers ran 5% faster than 2 at 96
-// registers (256^2 K = 31: 0.301 -> 0.287 ms; with block-wide barriers
-// throughout it had run the same: v39), 6 of 96 at T = 48 (as many as
-// shared memory allows).
-constexpr int depthwise_min_blocks(int tile_extent) {
-    switch (tile_extent) {
-        case 16: return 6;
-        case 48: return 6;
-        case 64: return 3;
-        case 96: return 3;
-        default: return 0;
-    }
-}
 
 // depthwise_pair for one tile (the rare path of non-finite inputs): not
 // inlined, so that the kernel's registers stay those of the common path;
@@ -348,7 +312,7 @@ __device__ __noinline__ void depthwise_alone(float2* z, Largest& largest_of, int
 // tile_slots + tile of output channel o, from input channel
 // (first_out + o) / multiplier of `source` (first_out: the pass's output
 // channel 0 in the whole problem). filter[o * bins + bin] is output channel
-// o's spectrum (depthwise_filter_bins, scaled by 1/T^2: channel_major_filter).
+// o's spectrum (tile_family::depthwise_filter_bins, scaled by 1/T^2: channel_major_filter).
 //
 // With spanning_pairs (odd tile slots: the layout gives a depthwise problem
 // even tile slots only when batch x tiles is odd), a pair (n, n + 1) may span
@@ -360,16 +324,16 @@ __device__ __noinline__ void depthwise_alone(float2* z, Largest& largest_of, int
 // (depthwise_alone): a second inlined copy, or a loop around one, cost the
 // common path registers (T = 32: 160 in a loop, against 128).
 template <class Geometry, bool spanning_pairs>
-__global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.tile_extent),
-                                  depthwise_min_blocks(Geometry::static_extents.tile_extent))
+__global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_extent).depthwise_threads(),
+                                  tile_family_of(Geometry::static_extents.tile_extent).depthwise_min_blocks)
     depthwise_tiles(image_tiles<Geometry> source,
                     const float2* __restrict__ filter,
                     std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
                     std::int64_t tile_count, std::int64_t first_pair) {
     constexpr int T = Geometry::static_extents.tile_extent;
-    constexpr int pitch = T + 1, pairs = fused_pairs(T);
+    constexpr int pitch = T + 1, pairs = tile_family_of(T).pairs;
     extern __shared__ float2 shared[];
-    __shared__ pair_largest<depthwise_threads(T), T * depthwise_line_threads(T)> largest_of;
+    __shared__ pair_largest<tile_family_of(T).depthwise_threads(), T * tile_family_of(T).line_threads> largest_of;
     const int lane = threadIdx.x, share = threadIdx.y, group = threadIdx.z;
     float2* z = shared + group * T * pitch;
     const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
@@ -380,7 +344,7 @@ __global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.til
     const std::int64_t o = a.channel, c = (first_out + o) / multiplier;
     const tile_window in_a = n0 < tile_count ? source.window(c, a) : tile_window{};
     const tile_window in_b = n0 + 1 < tile_count ? source.window(c, b) : tile_window{};
-    const float2* w = filter + (n0 < tile_count ? o : 0) * depthwise_filter_bins(T);
+    const float2* w = filter + (n0 < tile_count ? o : 0) * tile_family_of(T).depthwise_filter_bins();
 
     if (depthwise_pair<T>(z, largest_of, lane, share, group, source.data(), in_a, in_b, w, sink, n0, tile_count,
                           pair_part::both, spanning_pairs))
@@ -396,20 +360,18 @@ __global__ void __launch_bounds__(depthwise_threads(Geometry::static_extents.til
 }
 
 template <class Geometry>
-void launch_depthwise_tiles(engine& e, const image_tiles<Geometry>& source,
-                            const float2* filter,
-                            std::int64_t first_out, std::int64_t multiplier,
-                            const output_tiles<Geometry>& sink, std::int64_t tile_count, cudaStream_t stream) {
-    constexpr int T = Geometry::static_extents.tile_extent;
-    const auto kernel = source.grid.tile_slots % 2 != 0 ? depthwise_tiles<Geometry, true> : depthwise_tiles<Geometry, false>;
-    allow_shared_bytes(kernel, fused_shared_bytes(T));
-    e.log_launch(reinterpret_cast<const void*>(kernel));
+void launch_depthwise_tiles(const image_tiles<Geometry>& source, const float2* filter, std::int64_t first_out,
+                            std::int64_t multiplier, const output_tiles<Geometry>& sink, std::int64_t tile_count,
+                            cudaStream_t stream) {
+    constexpr tile_family family = tile_family_of(Geometry::static_extents.tile_extent);
+    const auto kernel =
+        source.grid.tile_slots % 2 != 0 ? depthwise_tiles<Geometry, true> : depthwise_tiles<Geometry, false>;
+    allow_shared_bytes(kernel, family.shared_bytes());
     const std::int64_t pair_count = (tile_count + 1) / 2;
-    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
-        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
-        kernel<<<blocks, dim3(T, depthwise_line_threads(T), fused_pairs(T)), fused_shared_bytes(T), stream>>>(
-            source, filter, first_out, multiplier, sink, tile_count, first);
-        FFTCONV_CHECK_LAUNCH();
+    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * family.pairs) {
+        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, family.pairs)));
+        launch(kernel, blocks, dim3(family.tile_extent, family.line_threads, family.pairs), family.shared_bytes(),
+               stream, source, filter, first_out, multiplier, sink, tile_count, first);
     }
 }
 

@@ -38,26 +38,12 @@
 #include <type_traits>
 
 #include "fftconv/detail/runtime/check.hpp"
-#include "fftconv/detail/runtime/engine.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/kernels/register_fft.cuh"
 #include "fftconv/detail/tiling/tile_window.hpp"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
 
 namespace fftconv::detail {
-
-// A block holds `pairs` tile pairs: T * pairs threads (128; 96 on the
-// depthwise kernel's radix-3 extents 48 and 96, where one 96-point pair
-// takes 73 KiB of shared memory). Twice as many (longer contiguous runs per
-// bin, twice the shared memory) measured slower on the H200
-// (docs/performance.md, v4). Shared rows are T + 1 complex wide: the +1
-// keeps row and column walks conflict-free.
-__host__ __device__ constexpr int fused_pairs(int tile_extent) {
-    return tile_extent <= 16 ? 8 : tile_extent <= 32 ? 4 : tile_extent <= 64 ? 2 : 1;
-}
-__host__ __device__ constexpr int fused_threads(int tile_extent) { return tile_extent * fused_pairs(tile_extent); }
-constexpr std::size_t fused_shared_bytes(int tile_extent) {
-    return sizeof(float2) * std::size_t(fused_pairs(tile_extent)) * tile_extent * (tile_extent + 1);
-}
 
 // The factors that make a pair's partners independent of each other's
 // magnitude: multiply the loaded (real, imaginary) partners by `in`, and what
@@ -420,7 +406,7 @@ __device__ __forceinline__ void store_output_column(const float2 (&v)[T], int la
 // __syncthreads.
 template <int T>
 __device__ __forceinline__ void tile_sync(int group) {
-    static_assert(T <= 32 || (T == 64 && fused_pairs(T) == 2), "a tile is part of a warp, or one of two pairs of warps");
+    static_assert(T <= 32 || (T == 64 && tile_family_of(T).pairs == 2), "a tile is part of a warp, or one of two pairs of warps");
     if constexpr (T <= 32) {
         __syncwarp();
     } else if (group == 0) {  // constant barrier ids: a register id makes ptxas reserve all 16
@@ -495,11 +481,11 @@ struct no_pair_scales {
 // This launch covers the pairs from `first_pair` on (a launch has at most
 // max_fused_blocks blocks).
 template <class Geometry, class Source>
-__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
+__global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_extent).threads())
     forward_tiles(Source source, std::int64_t tile_count, std::int64_t first_pair, std::int64_t bin_stride,
                   float2* __restrict__ spectrum) {
     constexpr int T = Geometry::static_extents.tile_extent;
-    constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
+    constexpr int pitch = T + 1, pairs = tile_family_of(T).pairs, threads = tile_family_of(T).threads(), freq_cols = T / 2 + 1;
     constexpr bool scaling = scales_partners<Source>;
     extern __shared__ float2 shared[];
     __shared__ pair_largest<threads, T> largest_of;
@@ -575,12 +561,12 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
 // before the shared transform and back after it (pair_scale): for outputs a
 // user treats as independent (a filter gradient's input channels).
 template <class Geometry, class PairScales = no_pair_scales>
-__global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_extent))
+__global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_extent).threads())
     inverse_tiles(const float2* __restrict__ spectrum, std::int64_t first_tile, std::int64_t tile_count,
                   std::int64_t first_pair, std::int64_t bin_stride, output_tiles<Geometry> sink,
                   PairScales scales) {
     constexpr int T = Geometry::static_extents.tile_extent;
-    constexpr int pitch = T + 1, pairs = fused_pairs(T), threads = fused_threads(T), freq_cols = T / 2 + 1;
+    constexpr int pitch = T + 1, pairs = tile_family_of(T).pairs, threads = tile_family_of(T).threads(), freq_cols = T / 2 + 1;
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
     const int linear = group * T + lane, g = linear % pairs;
@@ -657,49 +643,36 @@ __global__ void __launch_bounds__(fused_threads(Geometry::static_extents.tile_ex
     }
 }
 
-// Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
-// current device: cheap enough to repeat at every launch).
-template <class Kernel>
-void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
-    if (bytes > 48 * 1024)
-        FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
-}
-
 // A grid's x extent stays far below the hardware's 2^31 - 1; larger spectra
 // take several launches.
 inline constexpr std::int64_t max_fused_blocks = std::int64_t{1} << 30;
 
-// Launches record themselves in the engine's launch log (tests).
 template <class Geometry, class Source>
-void launch_forward_tiles(engine& e, const Source& source, std::int64_t tile_count, std::int64_t bin_stride,
-                          float2* spectrum, cudaStream_t stream) {
-    constexpr int T = Geometry::static_extents.tile_extent;
+void launch_forward_tiles(const Source& source, std::int64_t tile_count, std::int64_t bin_stride, float2* spectrum,
+                          cudaStream_t stream) {
+    constexpr tile_family family = tile_family_of(Geometry::static_extents.tile_extent);
     const auto kernel = forward_tiles<Geometry, Source>;
-    allow_shared_bytes(kernel, fused_shared_bytes(T));
-    e.log_launch(reinterpret_cast<const void*>(kernel));
+    allow_shared_bytes(kernel, family.shared_bytes());
     const std::int64_t pair_count = (tile_count + 1) / 2;
-    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
-        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
-        kernel<<<blocks, dim3(T, fused_pairs(T)), fused_shared_bytes(T), stream>>>(source, tile_count, first,
-                                                                                   bin_stride, spectrum);
-        FFTCONV_CHECK_LAUNCH();
+    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * family.pairs) {
+        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, family.pairs)));
+        launch(kernel, blocks, dim3(family.tile_extent, family.pairs), family.shared_bytes(), stream, source,
+               tile_count, first, bin_stride, spectrum);
     }
 }
 
 template <class Geometry, class PairScales = no_pair_scales>
-void launch_inverse_tiles(engine& e, const float2* spectrum, std::int64_t first_tile, std::int64_t tile_count,
+void launch_inverse_tiles(const float2* spectrum, std::int64_t first_tile, std::int64_t tile_count,
                           std::int64_t bin_stride, const output_tiles<Geometry>& sink, cudaStream_t stream,
                           const PairScales& scales = {}) {
-    constexpr int T = Geometry::static_extents.tile_extent;
+    constexpr tile_family family = tile_family_of(Geometry::static_extents.tile_extent);
     const auto kernel = inverse_tiles<Geometry, PairScales>;
-    allow_shared_bytes(kernel, fused_shared_bytes(T));
-    e.log_launch(reinterpret_cast<const void*>(kernel));
+    allow_shared_bytes(kernel, family.shared_bytes());
     const std::int64_t pair_count = (tile_count - first_tile + 1) / 2;
-    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * fused_pairs(T)) {
-        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, fused_pairs(T))));
-        kernel<<<blocks, dim3(T, fused_pairs(T)), fused_shared_bytes(T), stream>>>(spectrum, first_tile, tile_count,
-                                                                                   first, bin_stride, sink, scales);
-        FFTCONV_CHECK_LAUNCH();
+    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * family.pairs) {
+        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, family.pairs)));
+        launch(kernel, blocks, dim3(family.tile_extent, family.pairs), family.shared_bytes(), stream, spectrum,
+               first_tile, tile_count, first, bin_stride, sink, scales);
     }
 }
 

@@ -27,9 +27,8 @@
 // natural order. Every step is in place and touches only its own line's
 // slots. Three threads share a 96-point line because these kernels are
 // latency bound and a 96-point tile pair fills a third of an SM's shared
-// memory: one thread a line gave the SM 9 warps, and ran at a fifth of an
-// instruction per cycle per scheduler (docs/performance.md, v35;
-// depthwise_line_threads in fused_depthwise.cuh).
+// memory: one thread a line leaves an SM too few warps (tile_family.hpp,
+// line_threads).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -20,10 +20,10 @@
 // products into its accumulator with truncation, and a long sum inside it
 // collects a one-signed error that FP32 round-to-nearest does not have. It is
 // worst on positive data (uniform [0,1) inputs: the DC bin of every tile is a
-// large positive sum). Measured end-to-end on 256^2 K16 C128 B2 (H200, 2026-11-30):
-// accumulating all of K inside the tensor core ("fast f32") 6.6e-7 relative
-// L2, fails the 5e-7 bar; each 8-deep k-step started from zero and added to
-// FP32 registers with ordinary adds 4.4e-7. This kernel does the latter: one
+// large positive sum). End to end on 256^2 K16 C128 B2, accumulating all of
+// K inside the tensor core ("fast f32") gives 6.6e-7 relative L2 and fails
+// the 5e-7 bar; each 8-deep k-step started from zero and added to FP32
+// registers with ordinary adds gives 4.4e-7. This kernel does the latter: one
 // chain of 6 mma per 16x8 output fragment per k-step for the real part and one
 // for the imaginary part, then FADDs into the FP32 accumulators.
 //
@@ -37,13 +37,12 @@
 // only 64..128 here: a pipeline refilled per item would spend much of its
 // time filling).
 //
-// Where the time goes (ncu on the 256^2 K16 C128 B2 GEMM, 2112 bins of
-// 50 x 128 x 128, 2026-11-30): 305 us, the tensor pipe active 49% of it,
-// DRAM 33%; 5.5 instructions issue per mma (operand splits, the FP32 adds,
-// copy addressing), 2.5 of them on the FMA pipe, and warps mostly stall on
-// fixed-latency dependencies. The 3-product split on mma.sync is bound by
-// issue and latency, not by memory: see spectral_gemm_pays
-// (src/kernels/spectral_gemm.cu) for the timings.
+// Where the time goes: the 3-product split on mma.sync is bound by issue
+// and latency, not by memory. Each mma comes with several more issued
+// instructions (operand splits, the FP32 adds, copy addressing), and warps
+// mostly stall on fixed-latency dependencies, so the tensor pipe is idle
+// much of the time (ncu profiles: docs/performance.md). Where the kernel
+// beats cuBLAS: spectral_gemm_pays (src/kernels/spectral_gemm.cu).
 //
 // Matrix roles for mma.m16n8k8 (row.col): A (16x8, rows = output channels,
 // cols = k) is conj(filter)^T, B (8x8, rows = k, cols = GEMM rows m) is the
@@ -79,11 +78,10 @@ struct tf32_pair {
 // zero.
 // Non-finite values: the conversion keeps NaN and Inf, so the products carry
 // them (the remainder of a non-finite x is NaN and may round to zero; big
-// carries it). The conversion replaced an integer add of half a TF32 ulp and
-// a mask, which carried the GPU's NaN (0x7fffffff) into the sign bit and left
-// -0: a NaN in x gave finite outputs. It is also fewer instructions: at
-// 128^2 K16 C64 B4's filter-gradient GEMM 32.8M against 35.5M, 105.5 against
-// 108.9 us (ncu, H200, results/filter-gradient-*).
+// carries it). The conversion, not an integer add of half a TF32 ulp and a
+// mask: that carries the GPU's NaN (0x7fffffff) into the sign bit and leaves
+// -0, so a NaN in x would give finite outputs; the conversion is also fewer
+// instructions.
 __device__ __forceinline__ tf32_pair split_tf32(float x) {
     constexpr std::uint32_t half_ulp = 0x1000u;
     std::uint32_t big;
@@ -282,7 +280,7 @@ __device__ __forceinline__ item_position locate(int item, const work_layout& lay
 // copy: 162M instructions issued on the 256^2 K16 C128 GEMM against 125M
 // with this plan).
 template <int columns, int elements_per_copy, int block_k_, int threads>
-struct copy_plan {
+struct copy_pattern {
     static constexpr int block_k = block_k_;
     static constexpr int units = (columns + elements_per_copy - 1) / elements_per_copy;  // copies per row
     static constexpr int lanes_per_row = units <= 1 ? 1 : units <= 2 ? 2 : units <= 4 ? 4 : units <= 8 ? 8
@@ -307,7 +305,7 @@ struct copy_lane {
 // knows at compile time that every tile lies inside rows_total (a static
 // channel count that is a multiple of block_k), so the row bound folds away;
 // the copies are the same.
-template <class plan, int elements_per_copy, int pitch, bool whole_k_tiles>
+template <class Pattern, int elements_per_copy, int pitch, bool whole_k_tiles>
 __device__ __forceinline__ void copy_tile(float2* tile, const copy_lane& lane, std::int64_t row_stride, int k0,
                                           int rows_total, const float2* safe_source) {
     if (!lane.active) return;
@@ -315,10 +313,10 @@ __device__ __forceinline__ void copy_tile(float2* tile, const copy_lane& lane, s
     const float2* source = lane.row_start + (k0 + lane.row) * row_stride;
     float2* destination = tile + lane.row * pitch + lane.column;
 #pragma unroll
-    for (int sweep = 0; sweep < plan::sweeps; ++sweep) {
-        const int tile_row = sweep * plan::rows_per_sweep;
-        if constexpr (plan::block_k % plan::rows_per_sweep != 0)
-            if (lane.row + tile_row >= plan::block_k) break;
+    for (int sweep = 0; sweep < Pattern::sweeps; ++sweep) {
+        const int tile_row = sweep * Pattern::rows_per_sweep;
+        if constexpr (Pattern::block_k % Pattern::rows_per_sweep != 0)
+            if (lane.row + tile_row >= Pattern::block_k) break;
         const bool inside = (whole_k_tiles || tile_row < rows_left) && lane.column_bytes > 0;
         // An out-of-range copy reads nothing (source size 0) and zero-fills;
         // it still gets an address inside the allocation.
@@ -361,15 +359,15 @@ __global__ void __launch_bounds__(tiling::threads, tiling::min_blocks)
         static_channels ? (StaticInChannels + tiling::block_k - 1) / tiling::block_k : layout.k_tiles;
     const int last_out = int(args.last_out);
 
-    using filter_plan_16 = copy_plan<tiling::block_o, 2, tiling::block_k, tiling::threads>;
-    using filter_plan_8 = copy_plan<tiling::block_o, 1, tiling::block_k, tiling::threads>;
-    using input_plan_16 = copy_plan<tiling::block_m, 2, tiling::block_k, tiling::threads>;
+    using filter_copy_16 = copy_pattern<tiling::block_o, 2, tiling::block_k, tiling::threads>;
+    using filter_copy_8 = copy_pattern<tiling::block_o, 1, tiling::block_k, tiling::threads>;
+    using input_copy_16 = copy_pattern<tiling::block_m, 2, tiling::block_k, tiling::threads>;
     // Shifted copies cover block_m + 1 elements starting one early.
-    using input_plan_shifted = copy_plan<tiling::block_m + 2, 2, tiling::block_k, tiling::threads>;
-    using input_plan_8 = copy_plan<tiling::block_m, 1, tiling::block_k, tiling::threads>;
+    using input_copy_shifted = copy_pattern<tiling::block_m + 2, 2, tiling::block_k, tiling::threads>;
+    using input_copy_8 = copy_pattern<tiling::block_m, 1, tiling::block_k, tiling::threads>;
     // A thread's copy rows then all have its first row's parity, so its
     // shift is one per thread.
-    static_assert(input_plan_shifted::rows_per_sweep % 2 == 0, "shifted copies need an even row step");
+    static_assert(input_copy_shifted::rows_per_sweep % 2 == 0, "shifted copies need an even row step");
 
     // Shifted input tiles: channel row k holds row m at column m + (k & 1).
     // The fragment rows a thread reads are quad and quad + 4: same parity.
@@ -390,7 +388,7 @@ __global__ void __launch_bounds__(tiling::threads, tiling::min_blocks)
         const item_position at = locate(load_item, layout, args, tiling::block_m, tiling::block_o);
         {
             const int per_copy = layout.filter_copy_16 ? 2 : 1;
-            const int lanes = layout.filter_copy_16 ? filter_plan_16::lanes_per_row : filter_plan_8::lanes_per_row;
+            const int lanes = layout.filter_copy_16 ? filter_copy_16::lanes_per_row : filter_copy_8::lanes_per_row;
             filter_lane.row = int(threadIdx.x) / lanes;
             filter_lane.column = int(threadIdx.x) % lanes * per_copy;
             filter_lane.active = filter_lane.column < tiling::block_o;
@@ -401,8 +399,8 @@ __global__ void __launch_bounds__(tiling::threads, tiling::min_blocks)
         {
             const bool shifted = layout.input_mode == input_copy::shifted_pairs;
             const int per_copy = layout.input_mode == input_copy::elements ? 1 : 2;
-            const int lanes = shifted ? input_plan_shifted::lanes_per_row
-                            : per_copy == 2 ? input_plan_16::lanes_per_row : input_plan_8::lanes_per_row;
+            const int lanes = shifted ? input_copy_shifted::lanes_per_row
+                            : per_copy == 2 ? input_copy_16::lanes_per_row : input_copy_8::lanes_per_row;
             const int tile_columns = shifted ? tiling::block_m + 2 : tiling::block_m;
             input_lane.row = int(threadIdx.x) / lanes;
             input_lane.column = int(threadIdx.x) % lanes * per_copy;
@@ -423,22 +421,22 @@ __global__ void __launch_bounds__(tiling::threads, tiling::min_blocks)
         float2* const filter_tile = filter_stages + buffer * tiling::filter_stage_elements;
         float2* const input_tile = input_stages + buffer * tiling::input_stage_elements;
         if (layout.filter_copy_16)
-            copy_tile<filter_plan_16, 2, tiling::filter_pitch, whole_k_tiles>(
+            copy_tile<filter_copy_16, 2, tiling::filter_pitch, whole_k_tiles>(
                 filter_tile, filter_lane, args.out_channels, k0, in_channels, args.filter);
         else
-            copy_tile<filter_plan_8, 1, tiling::filter_pitch, whole_k_tiles>(
+            copy_tile<filter_copy_8, 1, tiling::filter_pitch, whole_k_tiles>(
                 filter_tile, filter_lane, args.out_channels, k0, in_channels, args.filter);
         switch (layout.input_mode) {
             case input_copy::pairs:
-                copy_tile<input_plan_16, 2, tiling::input_pitch, whole_k_tiles>(input_tile, input_lane, rows, k0,
+                copy_tile<input_copy_16, 2, tiling::input_pitch, whole_k_tiles>(input_tile, input_lane, rows, k0,
                                                                                 in_channels, args.input);
                 break;
             case input_copy::shifted_pairs:
-                copy_tile<input_plan_shifted, 2, tiling::input_pitch, whole_k_tiles>(input_tile, input_lane, rows, k0,
+                copy_tile<input_copy_shifted, 2, tiling::input_pitch, whole_k_tiles>(input_tile, input_lane, rows, k0,
                                                                                      in_channels, args.input);
                 break;
             default:
-                copy_tile<input_plan_8, 1, tiling::input_pitch, whole_k_tiles>(input_tile, input_lane, rows, k0,
+                copy_tile<input_copy_8, 1, tiling::input_pitch, whole_k_tiles>(input_tile, input_lane, rows, k0,
                                                                                in_channels, args.input);
         }
         if (++load_k_tile == k_tiles) {
@@ -595,7 +593,7 @@ struct launch_options {
 };
 
 template <class tiling>
-work_layout make_layout(const spectral_gemm_args& a) {
+work_layout work_layout_of(const spectral_gemm_args& a) {
     work_layout layout{};
     layout.row_blocks = int((a.rows + tiling::block_m - 1) / tiling::block_m);
     layout.channel_blocks = int((a.last_out - a.first_out + tiling::block_o - 1) / tiling::block_o);
@@ -619,7 +617,7 @@ work_layout make_layout(const spectral_gemm_args& a) {
 // spectral_gemm_static, the caller).
 template <class tiling, int StaticInChannels = 0>
 void launch(const spectral_gemm_args& a, cudaStream_t stream, const launch_options& options) {
-    const work_layout layout = make_layout<tiling>(a);
+    const work_layout layout = work_layout_of<tiling>(a);
     if (layout.items == 0 || layout.k_tiles == 0) return;
     const auto kernel = spectral_gemm_kernel<tiling, StaticInChannels>;
     FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -697,21 +695,15 @@ void spectral_gemm_static(const spectral_gemm_args& a, cudaStream_t stream) {
             throw_invalid("spectral_gemm: in_channels = " + std::to_string(a.in_channels) +
                           ", but this instantiation is compiled for " + std::to_string(StaticInChannels));
     if (a.bins == 0 || a.first_out == a.last_out) return;
-    // 4 warps x 16 channels, 16-deep k tiles in 3 buffers; 2 CTAs per SM
-    // with up to 255 registers each. Measured (full ranges of the four
-    // leaderboard GEMMs, us): 46.8 / 80.5 / 291.4 / 324.4 here; 4
-    // buffers 46.4 / 81.8 / 301.7 / 328.2; 3 CTAs per SM at 168
-    // registers (which spills a little and leaves the compiler less room
-    // to overlap the mma chains) 49.0 / 78.4 / 309.6 / 338.0; 32-deep
-    // tiles in 2 buffers 52.4 / 76.1 / 299.7 / 333.2; one CTA per item
-    // instead of persistent CTAs 46.9 / 83.8 / 293.1 / 329.4 (at 2 CTAs
-    // per SM, 4 buffers). A 2-warp, 32-channel variant for ranges of up to
-    // 32 channels (faster on the halves of a 64-channel layer: 57.6 / 91.9
-    // against 90 / 159) gave wrong output on the H200 for channels [32, 64)
-    // of 64, 50 rows, normal data (results/reliability-5bb6d0e), and was
-    // removed until that is understood; such ranges stay with cuBLAS
-    // (spectral_gemm_pays). (These timings are of the dynamic
-    // instantiation, StaticInChannels = 0.)
+    // 4 warps x 16 channels, 16-deep k tiles in 3 buffers, persistent CTAs;
+    // 2 CTAs per SM with up to 255 registers each. Over the leaderboard
+    // GEMMs on the H200 that is faster than 4 buffers, 32-deep tiles in 2
+    // buffers, one CTA per item, or 3 CTAs per SM at 168 registers (which
+    // spills a little and leaves the compiler less room to overlap the mma
+    // chains): docs/performance.md. Ranges of up to 32 channels stay with
+    // cuBLAS (spectral_gemm_pays): a 2-warp, 32-channel CTA for them gave
+    // wrong output on the H200 (channels [32, 64) of 64) and is not built
+    // until that is understood.
     launch_frags<4, 1, 2, 3, 2, StaticInChannels>(a, stream, choose_frags_m(a.rows, 1, 7));
 }
 

@@ -30,6 +30,7 @@
 
 #include "fftconv/config.hpp"
 #include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/kernels/cufft_tiles.cuh"
 #include "fftconv/detail/runtime/engine.hpp"
 #include "fftconv/detail/kernels/filter_dft.cuh"
@@ -56,13 +57,6 @@ inline unsigned grid_blocks(std::int64_t total) {
     const std::int64_t blocks = (total + block_threads - 1) / block_threads;
     return unsigned(std::clamp<std::int64_t>(blocks, 1, std::int64_t{1} << 20));
 }
-
-// Where the filter spectrum of a call comes from: transformed from `w` into
-// the workspace, or a filter_spectrum object's (`given`, for all output channels).
-struct filter_input {
-    const float* w;
-    filter_operand given;
-};
 
 // Calls f(geo with its tile extent a constant) when the runtime tile extent
 // is one of `Extents`, and returns whether it did.
@@ -124,24 +118,22 @@ void transform_filters(engine& e, const Geometry& geo, const workspace_layout& t
         [&](const auto& g) {
             using G = std::decay_t<decltype(g)>;
             const float scale = 1.0f / float(g.tile_elements());
-            launch_forward_tiles<G>(e, filter_tiles<G>{g, w, group_in_channels, out_channels, scale},
+            launch_forward_tiles<G>(filter_tiles<G>{g, w, group_in_channels, out_channels, scale},
                                     t.filter_transforms, t.filter_bin_stride, static_cast<float2*>(spectrum),
                                     stream);
         },
         [&](const auto& g) {
-            if (t.one_kernel) {  // the radix-3 depthwise extents
-                launch_filter_dft(e, g, w, t.filter_transforms, static_cast<double2*>(spectrum), t.filter_bin_stride,
+            if (t.image_to_output) {  // the radix-3 depthwise extents
+                launch_filter_dft(g, w, t.filter_transforms, static_cast<double2*>(spectrum), t.filter_bin_stride,
                                   stream);
                 return;
             }
             const double scale = 1.0 / double(g.tile_elements());
             const std::int64_t total = t.filter_transforms * g.tile_elements();
             const auto kernel = pad_filters<std::decay_t<decltype(g)>, double>;
-            e.log_launch(reinterpret_cast<const void*>(kernel));
-            kernel<<<grid_blocks(total), block_threads, 0, stream>>>(g, group_in_channels, out_channels, w,
+            launch(kernel, grid_blocks(total), block_threads, 0, stream, g, group_in_channels, out_channels, w,
                                                                      static_cast<double*>(b.real), total, scale);
-            FFTCONV_CHECK_LAUNCH();
-            e.execute(e.cufft_plan(filter_plan_key(t)), fft_direction::forward, b.real, spectrum, b.fft_work);
+            e.execute(e.transform_for(filter_transform_key(t)), fft_direction::forward, b.real, spectrum, b.fft_work);
         });
 }
 
@@ -165,7 +157,7 @@ void run_fused_pass(engine& e, const problem& p, const Geometry& geo, const work
     const cudaStream_t main = e.stream();
     if (io.w != nullptr)
         transform_filters(e, geo, t, b, io.w, p.group_in_channels(), b.filter_spectrum, side.stream());
-    launch_forward_tiles<Geometry>(e, source, t.input_transforms, t.input_bin_stride,
+    launch_forward_tiles<Geometry>(source, t.input_transforms, t.input_bin_stride,
                                    static_cast<float2*>(b.input_spectrum), main);
     if (overlap) e.order(side.stream(), main, side_event::join);
 
@@ -174,9 +166,9 @@ void run_fused_pass(engine& e, const problem& p, const Geometry& geo, const work
     multiply_spectra(e, t, io.filter, b, 0, split, io.groups, gemm);
     if (overlap) e.order(main, side.stream(), side_event::hand_off);
     const auto* product = static_cast<const float2*>(b.output_spectrum);
-    launch_inverse_tiles<Geometry>(e, product, 0, split * t.gemm_rows, t.output_bin_stride, sink, side.stream());
+    launch_inverse_tiles<Geometry>(product, 0, split * t.gemm_rows, t.output_bin_stride, sink, side.stream());
     multiply_spectra(e, t, io.filter, b, split, p.out_channels, io.groups, gemm);
-    launch_inverse_tiles<Geometry>(e, product, split * t.gemm_rows, t.output_transforms, t.output_bin_stride, sink,
+    launch_inverse_tiles<Geometry>(product, split * t.gemm_rows, t.output_transforms, t.output_bin_stride, sink,
                                    main);
     side.join();
 }
@@ -190,25 +182,20 @@ void run_cufft_pass(engine& e, const problem& p, const Geometry& geo, const work
                       p.in_channels, t.outputs, t.tiles_wide, t.tiles_per_image, io.x_strides, io.first_row, io.first_col};
     const std::int64_t input_total = t.input_transforms * geo.tile_elements();
     const auto gather = gather_tiles<Geometry, double>;
-    e.log_launch(reinterpret_cast<const void*>(gather));
-    gather<<<grid_blocks(input_total), block_threads, 0, e.stream()>>>(geo, in, io.x, static_cast<double*>(b.real),
+    launch(gather, grid_blocks(input_total), block_threads, 0, e.stream(), geo, in, io.x, static_cast<double*>(b.real),
                                                                        input_total);
-    FFTCONV_CHECK_LAUNCH();
-    e.execute(e.cufft_plan(input_plan_key(t)), fft_direction::forward, b.real, b.input_spectrum, b.fft_work);
+    e.execute(e.transform_for(input_transform_key(t)), fft_direction::forward, b.real, b.input_spectrum, b.fft_work);
 
     multiply_spectra(e, t, io.filter, b, 0, p.out_channels, io.groups);
 
-    e.execute(e.cufft_plan(output_plan_key(t)), fft_direction::inverse, b.output_spectrum, b.real, b.fft_work);
+    e.execute(e.transform_for(output_transform_key(t)), fft_direction::inverse, b.output_spectrum, b.real, b.fft_work);
     launch_extents out = in;
     out.channels = p.out_channels;
     out.strides = io.y_strides;
     out.bias = io.bias;
     const std::int64_t output_total = p.output_elements();
     const auto scatter = scatter_tiles<Geometry, double>;
-    e.log_launch(reinterpret_cast<const void*>(scatter));
-    scatter<<<grid_blocks(output_total), block_threads, 0, e.stream()>>>(
-        geo, out, static_cast<const double*>(b.real), io.y, output_total);
-    FFTCONV_CHECK_LAUNCH();
+    launch(scatter, grid_blocks(output_total), block_threads, 0, e.stream(), geo, out, static_cast<const double*>(b.real), io.y, output_total);
 }
 
 // One depthwise pass on a fused_depthwise_extents extent (see run_pass): no
@@ -218,19 +205,19 @@ void run_depthwise_pass(engine& e, const problem& p, const Geometry& geo, const 
                         const pipeline_buffers& b, const pass_io& io) {
     if (io.w != nullptr) transform_filters(e, geo, t, b, io.w, 1, b.filter_spectrum, e.stream());
     channel_major_filter(e, t, io.filter, b.output_spectrum);
-    const auto launch = [&](const auto& g) {
+    const auto run_on = [&](const auto& g) {
         using G = std::decay_t<decltype(g)>;
         const tile_grid grid{p.batch, t.tiles_wide, t.tiles_per_image, t.tile_slots};
         const output_tiles<G> sink{g, io.y, io.y_strides, p.out_height(), p.out_width(), t.outputs, grid, io.bias};
         const image_tiles<G> source{g, io.x, io.x_strides, io.height, io.width, t.outputs, grid, io.first_row,
                                     io.first_col};
-        launch_depthwise_tiles<G>(e, source, static_cast<const float2*>(b.output_spectrum),
+        launch_depthwise_tiles<G>(source, static_cast<const float2*>(b.output_spectrum),
                                   io.groups.first_out, io.groups.out_per_group, sink, t.output_transforms, e.stream());
     };
     if constexpr (Geometry::static_tile) {
-        if constexpr (has_fused_depthwise(Geometry::static_extents.tile_extent)) launch(geo);
+        if constexpr (has_fused_depthwise(Geometry::static_extents.tile_extent)) run_on(geo);
     } else {
-        with_static_fused_tile(geo, launch, fused_depthwise_extents{});
+        with_static_fused_tile(geo, run_on, fused_depthwise_extents{});
     }
 }
 
@@ -242,7 +229,7 @@ void run_depthwise_pass(engine& e, const problem& p, const Geometry& geo, const 
 template <bool depthwise_only, class Geometry>
 void run_pass(engine& e, const problem& p, const Geometry& geo, const workspace_layout& t,
               const pipeline_buffers& b, const pass_io& io) {
-    if (t.one_kernel) return run_depthwise_pass(e, p, geo, t, b, io);
+    if (t.image_to_output) return run_depthwise_pass(e, p, geo, t, b, io);
     if constexpr (!(depthwise_only && Geometry::static_tile &&
                     has_fused_depthwise(Geometry::static_extents.tile_extent)))
         on_transform_path(
@@ -259,14 +246,14 @@ void run_pipeline(engine& e, const problem& p, const Geometry& geo, const float*
                   const float* bias, float* y) {
     const int tile_extent = geo.tile_extent();
     const bool holds_filter = filter.w != nullptr;
-    const pass_plan plan = prepare(e, p, tile_extent, holds_filter);
-    const pipeline_buffers b = carve(plan.layout, e.workspace(plan.workspace));
+    const pass_schedule schedule = prepare(e, p, tile_extent, holds_filter);
+    const pipeline_buffers b = buffers_in(schedule.layout, e.workspace(schedule.workspace));
 
     const tensor_strides xs = dense_strides(p.in_channels, p.height, p.width);
     const tensor_strides ys = dense_strides(p.out_channels, p.out_height(), p.out_width());
     const std::int64_t filter_size = p.group_in_channels() * p.kernel.height * p.kernel.width;
     const std::int64_t out_tile = tile_outputs_of(p, tile_extent).high;  // bands of tile rows
-    for_each_pass(p, tile_extent, plan.shape, [&](const problem& q, std::int64_t b0, std::int64_t r0,
+    for_each_pass(p, tile_extent, schedule.shape, [&](const problem& q, std::int64_t b0, std::int64_t r0,
                                                   std::int64_t o0, bool first_of_channels) {
         const workspace_layout t = make_layout(q, tile_extent, holds_filter);
         const std::int64_t row0 = r0 * out_tile;
@@ -301,7 +288,7 @@ void transform_filter_spectrum(engine& e, const problem& p, const Geometry& geo,
     filter_only.width = p.kernel.width;
     filter_only.padding = {0, 0};
     const workspace_layout layout = make_layout(filter_only, geo.tile_extent());
-    const pipeline_buffers b = carve(layout, e.workspace(workspace_bytes(e, layout)));
+    const pipeline_buffers b = buffers_in(layout, e.workspace(workspace_bytes(e, layout)));
     transform_filters(e, geo, layout, b, w, p.group_in_channels(), spectrum, e.stream());
 }
 

@@ -22,6 +22,13 @@ struct filter_operand {
     std::int64_t bin_stride;     // distance between consecutive bins
 };
 
+// Where the filter spectrum of a call comes from: transformed from `w` into
+// the workspace, or a filter_spectrum object's (`given`, for all output channels).
+struct filter_input {
+    const float* w;
+    filter_operand given;
+};
+
 // The tensor-core GEMM a configuration runs (spectral_gemm.cuh): the dynamic
 // one, or one instantiated for its channel count.
 using spectral_gemm_launcher = void (*)(const spectral_gemm_args&, cudaStream_t);
@@ -43,7 +50,7 @@ struct channel_groups {
 // channel_major[o * bins + bin], so that a column of one channel's bins is
 // contiguous (the bin-major layout made every lane of a warp read its own
 // cache line); on the radix-3 extents in float, the whole T x T grid in
-// digit-reversed order (depthwise_filter_bins: T^2 float2 fit in the
+// digit-reversed order (tile_family::depthwise_filter_bins: T^2 float2 fit in the
 // T (T/2 + 1) double2 the layout holds). On the engine's stream.
 void channel_major_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major);
 

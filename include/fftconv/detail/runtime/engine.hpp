@@ -20,7 +20,7 @@
 #include <cufft.h>
 
 #include "fftconv/detail/runtime/device_buffer.hpp"
-#include "fftconv/dispatch.hpp"
+#include "fftconv/workspace_allocator.hpp"
 
 namespace fftconv::detail {
 
@@ -44,7 +44,7 @@ enum class fft_direction : int { forward, inverse };
 // Every field that defines a batched 2D real FFT plan over T x T tiles.
 // Real side: tiles are dense (stride 1, distance T*T). Complex side: element
 // (row, col) of transform n sits at n*complex_distance + (row*(T/2+1) + col)*complex_stride.
-struct fft_plan_key {
+struct fft_transform_key {
     fft_direction direction;
     bool double_precision;  // D2Z/Z2D instead of R2C/C2R
     int tile_extent;
@@ -52,19 +52,19 @@ struct fft_plan_key {
     std::int64_t complex_stride;
     std::int64_t complex_distance;
 
-    friend auto operator<=>(const fft_plan_key&, const fft_plan_key&) = default;
+    friend auto operator<=>(const fft_transform_key&, const fft_transform_key&) = default;
 };
 
 // A cufftHandle made by cufftCreate (never 0 when held here).
-struct fft_plan_deleter {
+struct fft_transform_deleter {
     void operator()(cufftHandle* h) const noexcept {
         (void)cufftDestroy(*h);
         delete h;
     }
 };
 
-struct fft_plan {
-    std::unique_ptr<cufftHandle, fft_plan_deleter> handle;
+struct fft_transform {
+    std::unique_ptr<cufftHandle, fft_transform_deleter> handle;
     bool double_precision = false;
     std::size_t work_bytes = 0;  // the work area this plan needs (auto-allocation is off)
 };
@@ -94,12 +94,12 @@ public:
     bool capturing() const noexcept { return capturing_; }
 
     // The cached cuFFT plan for `key`, made on first use (no work area
-    // attached yet). The cache keeps the plan_cache_capacity most recently
+    // attached yet). The cache keeps the transform_cache_capacity most recently
     // used plans; plans used while capturing a graph are kept until release().
-    // The reference is valid until the next cufft_plan call (which may evict).
-    const fft_plan& cufft_plan(const fft_plan_key& key);
-    static constexpr std::size_t plan_cache_capacity = 64;
-    std::size_t cached_plans() const noexcept { return plans_.size(); }
+    // The reference is valid until the next transform_for call (which may evict).
+    const fft_transform& transform_for(const fft_transform_key& key);
+    static constexpr std::size_t transform_cache_capacity = 64;
+    std::size_t cached_transforms() const noexcept { return transforms_.size(); }
 
     // A work area of at least `bytes` on this engine's device. Grows (the
     // only allocation after warm-up) when a larger problem arrives. A buffer
@@ -127,7 +127,7 @@ public:
     void release();
 
     // Runs a plan on this engine's stream with `work` as its work area.
-    void execute(const fft_plan& p, fft_direction direction, void* in, void* out, void* work);
+    void execute(const fft_transform& p, fft_direction direction, void* in, void* out, void* work);
 
     cublasHandle_t blas() const noexcept { return blas_.get(); }
 
@@ -143,23 +143,9 @@ public:
     // Makes `waiter` wait for all work enqueued so far on `signaller`.
     void order(cudaStream_t signaller, cudaStream_t waiter, side_event which);
 
-    // 0: automatic (registered specializations, the compiled table, then the
-    // generic heuristic).
-    int forced_tile_extent = 0;
-    // Configurations added with context::add_specialization: searched before
-    // the compiled table, the latest added first.
-    std::vector<specialization> registered;
-
-    // When set, every kernel this context launches appends its address here
-    // (tests use it to see which instantiation ran). Off by default.
-    std::vector<const void*>* launch_log = nullptr;
-    void log_launch(const void* kernel) {
-        if (launch_log != nullptr) launch_log->push_back(kernel);
-    }
-
 private:
-    struct cached_plan {
-        fft_plan plan;
+    struct cached_transform {
+        fft_transform transform;
         std::uint64_t last_use;
         bool pinned;  // used while capturing: a graph may refer to it
     };
@@ -174,8 +160,8 @@ private:
     owned_stream side_;
     owned_event events_[3];  // indexed by side_event
     owned_event stream_change_;
-    std::map<fft_plan_key, cached_plan> plans_;
-    std::uint64_t plan_uses_ = 0;
+    std::map<fft_transform_key, cached_transform> transforms_;
+    std::uint64_t transform_uses_ = 0;
     device_buffer workspace_;
     std::size_t workspace_bytes_ = 0;
     device_buffer scratch_;

@@ -71,7 +71,7 @@ void for_each_pass(const problem& p, int tile_extent, const pass_shape& shape, F
 }
 
 // How many passes a problem takes and the workspace they need together.
-struct pass_plan {
+struct pass_schedule {
     pass_shape shape;
     workspace_layout layout;  // of the largest pass: it lays out the workspace
     std::size_t workspace;    // bytes, the cuFFT work area included
@@ -94,10 +94,10 @@ std::int64_t largest_fitting(std::int64_t hi, F&& fits) {
 // device's free memory is asked only when the workspace would have to grow.
 // Throws out_of_memory (or, while capturing, invalid_argument) when not even
 // the smallest pass fits.
-pass_plan plan_passes(engine& e, const problem& p, int tile_extent, bool holds_filter);
+pass_schedule schedule_passes(engine& e, const problem& p, int tile_extent, bool holds_filter);
 
 // Everything a call on `p` will need, made now: the passes, the workspace,
-// every cuFFT plan. Returns the pass plan.
-pass_plan prepare(engine& e, const problem& p, int tile_extent, bool holds_filter);
+// every cuFFT plan. Returns the schedule.
+pass_schedule prepare(engine& e, const problem& p, int tile_extent, bool holds_filter);
 
 }  // namespace fftconv::detail

@@ -23,7 +23,7 @@
 namespace fftconv::detail {
 
 class engine;
-struct fft_plan_key;
+struct fft_transform_key;
 
 inline constexpr std::size_t workspace_alignment = 256;
 
@@ -67,21 +67,22 @@ constexpr tensor_strides dense_strides(std::int64_t channels, std::int64_t heigh
 // For an unpadded axis the second case is the first's single tile (it covers
 // iff out_extent <= T - K + 1): the rule only ever removes tiles.
 //
-// At T = 96 an overlap-save tile yields the fewest outputs that keep its
-// tile count, rounded up to a multiple of 32: the depthwise kernel's inverse
-// rows run in groups of 32 lines (fused_depthwise.cuh, rows_sync), so
-// 256 x 256 at K = 31 takes 4 tiles of 64 rows, not of 66, and each tile's
-// last group of rows has nothing to transform. (The tile count stays, so a
+// Where the tile family rounds its outputs (tile_family::output_rounding: 32
+// at T = 96, whose depthwise inverse rows run in groups of 32 lines,
+// fused_depthwise.cuh, rows_sync), an overlap-save tile yields the fewest
+// outputs that keep its tile count, rounded up to that multiple: 256 x 256
+// at K = 31 takes 4 tiles of 64 rows, not of 66, and each tile's last group
+// of rows has nothing to transform. (The tile count stays, so a
 // dense problem that the cuFFT path runs at T = 96 does the same work.)
 constexpr std::int64_t tile_outputs_along(std::int64_t extent, std::int64_t padding, std::int64_t out_extent,
                                           std::int64_t kernel, int tile_extent) {
     const bool covers = tile_extent >= extent + padding && tile_extent >= out_extent;
     if (covers) return out_extent;
     const std::int64_t most = tile_extent - kernel + 1;
-    if (tile_extent != 96 || out_extent < 1) return most;
-    constexpr std::int64_t line_group = 32;
+    const std::int64_t rounding = tile_family_of(tile_extent).output_rounding;
+    if (rounding == 1 || out_extent < 1) return most;
     const std::int64_t fewest = ceil_div(out_extent, ceil_div(out_extent, most));
-    return std::min(most, ceil_div(fewest, line_group) * line_group);
+    return std::min(most, ceil_div(fewest, rounding) * rounding);
 }
 
 // Both axes of `p` at tile extent T (each at most T: 32 bits, as kernels
@@ -101,7 +102,7 @@ struct workspace_layout {
     bool holds_filter;             // the workspace holds a filter spectrum (no filter_spectrum object given)
     // Depthwise on a fused_depthwise_extents extent: image to y in one kernel
     // per tile pair (fused_depthwise.cuh), no input or output spectra.
-    bool one_kernel;
+    bool image_to_output;
     tile_outputs outputs;          // per tile (tile_outputs_of)
     std::int64_t tiles_high;       // tiles per image along the height
     std::int64_t tiles_wide;       // tiles per image along the width
@@ -156,7 +157,7 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.geometry = tile_geometry<>(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels, tile_extent);
     const tile_geometry<>& g = t.geometry;
     t.holds_filter = holds_filter;
-    t.one_kernel = is_depthwise(p) && has_fused_depthwise(tile_extent);
+    t.image_to_output = is_depthwise(p) && has_fused_depthwise(tile_extent);
     t.outputs = tile_outputs_of(p, tile_extent);
     t.tiles_high = ceil_div(p.out_height(), t.outputs.high);
     t.tiles_wide = ceil_div(p.out_width(), t.outputs.wide);
@@ -166,8 +167,8 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     // so each image gets an even number of slots; depthwise pairs may span two
     // samples of one channel (fused_depthwise.cuh isolates non-finite inputs
     // itself), so only a channel's batch x tiles must be even.
-    const bool pairs = g.fused() || t.one_kernel;
-    const bool depthwise_pairs = t.one_kernel && p.batch * t.tiles_per_image % 2 == 0;
+    const bool pairs = g.fused() || t.image_to_output;
+    const bool depthwise_pairs = t.image_to_output && p.batch * t.tiles_per_image % 2 == 0;
     t.tile_slots = pairs && !depthwise_pairs ? (t.tiles_per_image + 1) / 2 * 2 : t.tiles_per_image;
     t.gemm_rows = p.batch * t.tile_slots;
     t.input_transforms = p.in_channels * t.gemm_rows;
@@ -177,16 +178,16 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
         std::max({t.input_transforms, t.output_transforms, holds_filter ? t.filter_transforms : 0});
     // Real tiles: cuFFT's (one kernel from the image to y needs none: its
     // filters are transformed directly, filter_dft.cuh).
-    t.real_elements = g.fused() || t.one_kernel ? 0 : real_tiles * g.tile_elements();
+    t.real_elements = g.fused() || t.image_to_output ? 0 : real_tiles * g.tile_elements();
     t.input_bin_stride = bin_stride(t.input_transforms, g);
     t.filter_bin_stride = bin_stride(t.filter_transforms, g);
     t.output_bin_stride = bin_stride(t.output_transforms, g);
     // One kernel from the image to y: no input or output spectrum; the
     // output spectrum's place holds the filter spectrum channel-major instead
     // (channel_major_filter, spectral_product.hpp).
-    t.input_spectrum_elements = t.one_kernel ? 0 : g.freq_bins() * t.input_bin_stride;
+    t.input_spectrum_elements = t.image_to_output ? 0 : g.freq_bins() * t.input_bin_stride;
     t.filter_spectrum_elements = holds_filter ? g.freq_bins() * t.filter_bin_stride : 0;
-    t.output_spectrum_elements = t.one_kernel ? g.freq_bins() * p.out_channels : g.freq_bins() * t.output_bin_stride;
+    t.output_spectrum_elements = t.image_to_output ? g.freq_bins() * p.out_channels : g.freq_bins() * t.output_bin_stride;
     return t;
 }
 
@@ -202,13 +203,13 @@ struct pipeline_buffers {
 };
 
 // Hands out the intermediates laid out by `t` in a workspace at `base`.
-pipeline_buffers carve(const workspace_layout& t, void* base);
+pipeline_buffers buffers_in(const workspace_layout& t, void* base);
 
 // The cuFFT plans of a pass on the cuFFT path: each writes (or reads) its
 // spectrum bin-major, transform n's bin f at f * transforms + n.
-fft_plan_key filter_plan_key(const workspace_layout& t);
-fft_plan_key input_plan_key(const workspace_layout& t);
-fft_plan_key output_plan_key(const workspace_layout& t);
+fft_transform_key filter_transform_key(const workspace_layout& t);
+fft_transform_key input_transform_key(const workspace_layout& t);
+fft_transform_key output_transform_key(const workspace_layout& t);
 
 // Bytes of workspace one pass laid out as `t` needs (on the cuFFT path this
 // makes and caches the pass's plans, whose work area comes last).

@@ -1,4 +1,4 @@
-// src/backward/backward.cu — the gradients of conv2d (context::conv2d_backward_data,
+// src/api/backward.cu — the gradients of conv2d (context::conv2d_backward_data,
 // context::conv2d_backward_filter). The data gradient is the forward FFT
 // pipeline on dy with the flipped filter, so every path, table entry and
 // accuracy property of the forward serves it too; the filter gradient sums
@@ -27,86 +27,24 @@
 #include <limits>
 #include <string>
 
+#include "backward/depthwise_filter_gradient.hpp"
+#include "backward/filter_gradient_gemm.hpp"
+#include "backward/gradient_operands.hpp"
+#include "backward/gradient_passes.hpp"
+#include "dispatch/forward.hpp"
+#include "dispatch/router.hpp"
 #include "fftconv/context.hpp"
+#include "fftconv/detail/pipeline/spectral_product.hpp"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/engine.hpp"
 #include "fftconv/detail/runtime/pointer_check.hpp"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
-#include "backward/depthwise_filter_gradient.hpp"
-#include "backward/filter_gradient_gemm.hpp"
-#include "backward/gradient_operands.hpp"
 
 namespace fftconv {
 
 namespace {
 
-using detail::block_gather;
-
-constexpr int block_threads = 256;
-
-unsigned blocks_for(std::int64_t total) {
-    return unsigned(std::clamp<std::int64_t>((total + block_threads - 1) / block_threads, 1, std::int64_t{1} << 20));
-}
-
-// out[t] = in[map.source(t)], or 0 where it is -1 (gradient_operands.hpp).
-template <class Map>
-__global__ void rearrange(const float* __restrict__ in, float* __restrict__ out, Map map, std::int64_t total) {
-    for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
-         t += std::int64_t(gridDim.x) * blockDim.x) {
-        const std::int64_t from = map.source(t);
-        out[t] = from >= 0 ? in[from] : 0.0f;
-    }
-}
-
-template <class Map>
-void launch_rearrange(const float* in, float* out, const Map& map, std::int64_t total, cudaStream_t stream) {
-    rearrange<Map><<<blocks_for(total), block_threads, 0, stream>>>(in, out, map, total);
-    FFTCONV_CHECK_LAUNCH();
-}
-
-// The same for a block_gather, a warp per output row: the 64-bit index
-// arithmetic once per row instead of once per element (per element it
-// dominated the filter gradient of small problems).
-constexpr int warp = 32;
-
-__global__ void gather_rows(const float* __restrict__ in, float* __restrict__ out, block_gather map,
-                            std::int64_t lines) {
-    const int lane = int(threadIdx.x) % warp;
-    const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / warp);
-    for (std::int64_t line = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / warp; line < lines;
-         line += warps) {
-        const detail::row_span s = map.row(line);
-        float* row = out + line * map.cols;
-        for (std::int64_t j = lane; j < map.cols; j += warp) row[j] = j >= s.begin && j < s.end ? in[s.source + j] : 0.0f;
-    }
-}
-
-void launch_rearrange(const float* in, float* out, const block_gather& map, std::int64_t total, cudaStream_t stream) {
-    const std::int64_t lines = total / map.cols;
-    gather_rows<<<blocks_for(lines * warp), block_threads, 0, stream>>>(in, out, map, lines);
-    FFTCONV_CHECK_LAUNCH();
-}
-
-// dbias[o] = sum over b, i, j of dy[b][o][i][j], one block per channel, in double.
-__global__ void sum_planes(const float* __restrict__ dy, float* __restrict__ dbias, std::int64_t batch,
-                           std::int64_t channels, std::int64_t plane) {
-    __shared__ double partial[block_threads];
-    for (std::int64_t o = blockIdx.x; o < channels; o += gridDim.x) {
-        double sum = 0.0;
-        for (std::int64_t b = 0; b < batch; ++b) {
-            const float* p = dy + (b * channels + o) * plane;
-            for (std::int64_t k = threadIdx.x; k < plane; k += blockDim.x) sum += double(p[k]);
-        }
-        partial[threadIdx.x] = sum;
-        __syncthreads();
-        for (int half = blockDim.x / 2; half > 0; half /= 2) {
-            if (int(threadIdx.x) < half) partial[threadIdx.x] += partial[threadIdx.x + half];
-            __syncthreads();
-        }
-        if (threadIdx.x == 0) dbias[o] = float(partial[0]);
-        __syncthreads();
-    }
-}
+using detail::filter_path;
 
 // Byte offsets of consecutive float arrays of the given lengths in one buffer.
 struct scratch_layout {
@@ -137,15 +75,6 @@ scratch_layout filter_scratch(const problem& p) {
     return scratch_layout{q.input_elements(), q.filter_elements(), q.output_elements()};
 }
 
-// dw[o][c][u][v] = 0 where tap (u, v) sees only padding (the transforms
-// leave rounding noise there: filter_gradient_result). Launched only where
-// the problem has such taps.
-__global__ void zero_unseen_taps(float* __restrict__ dw, detail::filter_gradient_result taps, std::int64_t total) {
-    for (std::int64_t t = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; t < total;
-         t += std::int64_t(gridDim.x) * blockDim.x)
-        if (!taps.sees(t)) dw[t] = 0.0f;
-}
-
 // The bytes the fused gradient paths may give one intermediate: a GiB, or
 // half the context's workspace limit where that is less (the rest is the
 // workspace's).
@@ -153,17 +82,8 @@ std::int64_t gradient_budget(const detail::engine& e) {
     return std::int64_t(std::min<std::size_t>(detail::default_gradient_budget, e.workspace_limit / 2));
 }
 
-// Which of the three ways computes the filter gradient of `p`.
-enum class filter_path { depthwise, gemm, general };
-
-filter_path filter_path_of(const problem& p, std::int64_t budget) {
-    if (detail::fits_depthwise_filter_gradient(p)) return filter_path::depthwise;
-    if (detail::fits_filter_gradient_gemm(p, budget)) return filter_path::gemm;
-    return filter_path::general;
-}
-
-std::size_t filter_scratch_bytes(const problem& p, std::int64_t budget) {
-    switch (filter_path_of(p, budget)) {
+std::size_t filter_scratch_bytes(filter_path path, const problem& p, std::int64_t budget) {
+    switch (path) {
         case filter_path::depthwise: return detail::depthwise_filter_gradient_scratch(p, budget);
         case filter_path::gemm: return detail::filter_gradient_gemm_scratch(p, budget);
         case filter_path::general: break;
@@ -200,9 +120,10 @@ private:
 // Validates a gradient's inner convolution q and plans its passes before
 // anything is enqueued; a refusal names the caller's problem and call, and
 // how the gradient runs (as q), keeping the inner refusal's status and words.
-void require_inner(const context& ctx, const char* call, const problem& p, const problem& q) {
+void require_inner(detail::engine& e, const detail::route& r, const char* call, const problem& p,
+                   const problem& q) {
     try {
-        (void)ctx.workspace_size(q);
+        (void)detail::forward_workspace(e, r, q);
     } catch (const error& inner) {
         throw error(inner.code(), std::string("fftconv: ") + call + " of problem " + to_string(p) +
                                       " cannot run: it is computed as the convolution " + to_string(q) +
@@ -228,21 +149,22 @@ void context::conv2d_backward_data(const problem& p, const float* dy, const floa
     detail::require_disjoint(dx, dx_bytes, "dx", dy, sizeof(float) * std::size_t(p.output_elements()), "dy");
     detail::require_disjoint(dx, dx_bytes, "dx", w, sizeof(float) * std::size_t(p.filter_elements()), "w");
     const problem q = detail::data_gradient_problem(p);
+    const detail::route route = router_->data_gradient(p);
     const scratch_layout layout = data_scratch(p);
     require_scratch_within_limit(e, layout.bytes, "conv2d_backward_data", p);
     const limit_beside_scratch limit(e, layout.bytes);
-    require_inner(*this, "conv2d_backward_data", p, q);
+    require_inner(e, route, "conv2d_backward_data", p, q);
     void* scratch = e.scratch(layout.bytes);
     float* flipped = layout.at(scratch, 0);
     const detail::flipped_filter flip{p.group_in_channels(), p.group_out_channels(), p.kernel.height, p.kernel.width};
-    launch_rearrange(w, flipped, flip, q.filter_elements(), e.stream());
+    detail::rearrange(w, flipped, flip, q.filter_elements(), e.stream());
     const float* input = dy;
     if (crops(p)) {
         float* cropped = layout.at(scratch, 1);
-        launch_rearrange(dy, cropped, detail::cropped_gradient(p), q.input_elements(), e.stream());
+        detail::rearrange(dy, cropped, detail::cropped_gradient(p), q.input_elements(), e.stream());
         input = cropped;
     }
-    conv2d(q, input, flipped, nullptr, dx);
+    detail::run_forward(e, route, q, input, detail::filter_input{flipped, {}}, nullptr, dx);
 }
 
 void context::conv2d_backward_filter(const problem& p, const float* x, const float* dy, float* dw, float* dbias) {
@@ -264,37 +186,30 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
     detail::require_disjoint(dbias, dbias_bytes, "dbias", dy, dy_bytes, "dy");
     detail::require_disjoint(dbias, dbias_bytes, "dbias", dw, dw_bytes, "dw");
     const std::int64_t budget = gradient_budget(e);
-    const filter_path path = filter_path_of(p, budget);
-    const std::size_t scratch_bytes = filter_scratch_bytes(p, budget);
+    const filter_path path = router_->filter_gradient(p, budget);
+    const std::size_t scratch_bytes = filter_scratch_bytes(path, p, budget);
     require_scratch_within_limit(e, scratch_bytes, "conv2d_backward_filter", p);
     if (path == filter_path::depthwise) {
         detail::depthwise_filter_gradient(e, p, x, dy, dw, e.scratch(scratch_bytes), budget);
     } else if (path == filter_path::gemm) {
         detail::filter_gradient_gemm(e, p, x, dy, dw, e.scratch(scratch_bytes), budget);
-        if (detail::has_unseen_taps(p)) {
-            zero_unseen_taps<<<blocks_for(p.filter_elements()), block_threads, 0, e.stream()>>>(
-                dw, detail::filter_gradient_transpose(p), p.filter_elements());
-            FFTCONV_CHECK_LAUNCH();
-        }
+        if (detail::has_unseen_taps(p)) detail::zero_unseen_taps(dw, p, e.stream());
     } else {
         const problem q = detail::filter_gradient_problem(p);
+        const detail::route route = router_->general_filter_gradient(p);
         const scratch_layout layout = filter_scratch(p);
         const limit_beside_scratch limit(e, layout.bytes);
-        require_inner(*this, "conv2d_backward_filter", p, q);
+        require_inner(e, route, "conv2d_backward_filter", p, q);
         void* scratch = e.scratch(layout.bytes);
         float* windows = layout.at(scratch, 0);  // x's windows: [Cg][G][B][blocks][rows][cols]
         float* blocks = layout.at(scratch, 1);   // dy's blocks: [Cout][B][blocks][rows][cols]
         float* result = layout.at(scratch, 2);   // dw, transposed: [Cg][Cout][Kh][Kw]
-        launch_rearrange(x, windows, detail::filter_gradient_windows(p), q.input_elements(), e.stream());
-        launch_rearrange(dy, blocks, detail::filter_gradient_blocks(p), q.filter_elements(), e.stream());
-        conv2d(q, windows, blocks, nullptr, result);
-        launch_rearrange(result, dw, detail::filter_gradient_transpose(p), p.filter_elements(), e.stream());
+        detail::rearrange(x, windows, detail::filter_gradient_windows(p), q.input_elements(), e.stream());
+        detail::rearrange(dy, blocks, detail::filter_gradient_blocks(p), q.filter_elements(), e.stream());
+        detail::run_forward(e, route, q, windows, detail::filter_input{blocks, {}}, nullptr, result);
+        detail::rearrange(result, dw, detail::filter_gradient_transpose(p), p.filter_elements(), e.stream());
     }
-    if (dbias != nullptr) {
-        sum_planes<<<unsigned(std::min<std::int64_t>(p.out_channels, 65535)), block_threads, 0, e.stream()>>>(
-            dy, dbias, p.batch, p.out_channels, p.out_height() * p.out_width());
-        FFTCONV_CHECK_LAUNCH();
-    }
+    if (dbias != nullptr) detail::sum_bias_gradient(dy, dbias, p, e.stream());
 }
 
 void context::reserve_backward(const problem& p) {
@@ -302,26 +217,30 @@ void context::reserve_backward(const problem& p) {
     e.begin_call();
     validate(p);
     const std::int64_t budget = gradient_budget(e);
-    const std::size_t data_bytes = data_scratch(p).bytes, filter_bytes = filter_scratch_bytes(p, budget);
+    const filter_path path = router_->filter_gradient(p, budget);
+    const detail::route data_route = router_->data_gradient(p);
+    const std::size_t data_bytes = data_scratch(p).bytes, filter_bytes = filter_scratch_bytes(path, p, budget);
     require_scratch_within_limit(e, data_bytes, "reserve_backward (the data gradient)", p);
     require_scratch_within_limit(e, filter_bytes, "reserve_backward (the filter gradient)", p);
     {
         const limit_beside_scratch limit(e, data_bytes);
-        require_inner(*this, "reserve_backward (the data gradient)", p, detail::data_gradient_problem(p));
+        require_inner(e, data_route, "reserve_backward (the data gradient)", p, detail::data_gradient_problem(p));
     }
-    const bool general = filter_path_of(p, budget) == filter_path::general;
+    const bool general = path == filter_path::general;
+    const detail::route filter_route = general ? router_->general_filter_gradient(p) : detail::route{};
     if (general) {
         const limit_beside_scratch limit(e, filter_bytes);
-        require_inner(*this, "reserve_backward (the filter gradient)", p, detail::filter_gradient_problem(p));
+        require_inner(e, filter_route, "reserve_backward (the filter gradient)", p,
+                      detail::filter_gradient_problem(p));
     }
     (void)e.scratch(std::max(data_bytes, filter_bytes));
     {
         const limit_beside_scratch limit(e, data_bytes);
-        reserve(detail::data_gradient_problem(p));
+        detail::reserve_forward(e, data_route, detail::data_gradient_problem(p));
     }
     if (general) {
         const limit_beside_scratch limit(e, filter_bytes);
-        reserve(detail::filter_gradient_problem(p));
+        detail::reserve_forward(e, filter_route, detail::filter_gradient_problem(p));
     }
 }
 

@@ -1,0 +1,31 @@
+// fftconv/detail/runtime/launch.cuh — the one way fftconv launches a kernel:
+// record it (when a test asks), launch it, check the launch.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+
+#include <cuda_runtime_api.h>
+
+#include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.hpp"
+
+namespace fftconv::detail {
+
+// Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
+// current device: cheap enough to repeat at every launch).
+template <class Kernel>
+void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
+    if (bytes > 48 * 1024)
+        FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
+}
+
+template <class... Params, class... Args>
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
+            Args&&... args) {
+    record_launch(reinterpret_cast<const void*>(kernel));
+    kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+}  // namespace fftconv::detail

@@ -1,0 +1,29 @@
+// src/dispatch/forward.cu — runs a forward route (forward.hpp). The generic
+// pipeline (every extent a runtime value) is instantiated here.
+#include "direct/direct_depthwise.hpp"
+#include "dispatch/forward.hpp"
+#include "fftconv/detail/pipeline/pipeline.cuh"
+
+namespace fftconv::detail {
+
+void run_forward(engine& e, const route& r, const problem& p, const float* x, const filter_input& filter,
+                 const float* bias, float* y) {
+    if (r.decision.path == path_kind::direct && filter.w != nullptr) direct_depthwise(e, p, x, filter.w, bias, y);
+    else if (r.entry != nullptr) r.entry->run(e, p, x, filter, bias, y);
+    else run_pipeline(e, p, r.decision.geometry, x, filter, bias, y);
+}
+
+void transform_filter_on(engine& e, const route& r, const problem& p, const float* w, void* spectrum) {
+    if (r.entry != nullptr) r.entry->transform_filter(e, p, w, spectrum);
+    else transform_filter_spectrum(e, p, r.decision.geometry, w, spectrum);
+}
+
+std::size_t forward_workspace(engine& e, const route& r, const problem& p) {
+    return schedule_passes(e, p, r.decision.geometry.tile_extent(), true).workspace;
+}
+
+void reserve_forward(engine& e, const route& r, const problem& p) {
+    (void)prepare(e, p, r.decision.geometry.tile_extent(), true);
+}
+
+}  // namespace fftconv::detail

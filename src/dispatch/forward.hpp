@@ -1,0 +1,29 @@
+// src/dispatch/forward.hpp — runs a forward route (router.hpp): the direct
+// kernel, a specialization's pipeline, or the generic pipeline (runtime
+// geometry, instantiated in forward.cu).
+#pragma once
+
+#include <cstddef>
+
+#include "dispatch/router.hpp"
+#include "fftconv/problem.hpp"
+
+namespace fftconv::detail {
+
+class engine;
+struct filter_input;
+
+// y = conv2d(x, filter) + bias on `r`; a call given a filter spectrum runs
+// the FFT pipeline even where the route is the direct path.
+void run_forward(engine& e, const route& r, const problem& p, const float* x, const filter_input& filter,
+                 const float* bias, float* y);
+
+// The filter spectrum of `w` as `r`'s pipeline reads it.
+void transform_filter_on(engine& e, const route& r, const problem& p, const float* w, void* spectrum);
+
+// The workspace a call on `r` uses, under the engine's limit (reserve: also
+// grows it and makes the cuFFT plans now).
+std::size_t forward_workspace(engine& e, const route& r, const problem& p);
+void reserve_forward(engine& e, const route& r, const problem& p);
+
+}  // namespace fftconv::detail

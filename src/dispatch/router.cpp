@@ -1,0 +1,67 @@
+// src/dispatch/router.cpp — the route of every call (router.hpp).
+#include <algorithm>
+#include <string>
+
+#include "backward/depthwise_filter_gradient.hpp"
+#include "backward/filter_gradient_gemm.hpp"
+#include "backward/gradient_operands.hpp"
+#include "direct/direct_depthwise.hpp"
+#include "dispatch/compiled_table.hpp"
+#include "dispatch/cost_model.hpp"
+#include "dispatch/router.hpp"
+#include "fftconv/detail/runtime/check.hpp"
+
+namespace fftconv::detail {
+namespace {
+
+dispatch_decision decision(path_kind path, const problem& p, int tile_extent) {
+    return {path, tile_geometry<>(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels,
+                                  tile_extent)};
+}
+
+}  // namespace
+
+route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent) {
+    validate(p);
+    const std::int64_t kernel = std::max(p.kernel.height, p.kernel.width);
+    if (forced_tile_extent < 0 ||
+        (forced_tile_extent > 0 && (forced_tile_extent < kernel || forced_tile_extent > max_forced_tile_extent)))
+        throw_invalid("fftconv: forced tile extent " + std::to_string(forced_tile_extent) +
+                      " must be 0 (automatic) or from the kernel's larger extent " + std::to_string(kernel) +
+                      " to " + std::to_string(max_forced_tile_extent));
+    if (forced_tile_extent > 0) return {nullptr, decision(path_kind::generic, p, forced_tile_extent)};
+    for (auto it = registered.rbegin(); it != registered.rend(); ++it)
+        if (matches(it->config, p)) return {&*it, decision(path_kind::registered, p, it->config.tile_extent)};
+    for (const specialization& s : compiled_specializations())
+        if (matches(s.config, p)) return {&s, decision(path_kind::compiled, p, s.config.tile_extent)};
+    const int tile_extent = choose_tile_extent(p);
+    if (fits_direct_depthwise(p) && direct_depthwise_seconds(p) < estimated_seconds(p, tile_extent))
+        return {nullptr, decision(path_kind::direct, p, tile_extent)};
+    return {nullptr, decision(path_kind::generic, p, tile_extent)};
+}
+
+route router::data_gradient(const problem& p) const { return forward(data_gradient_problem(p)); }
+
+filter_path router::filter_gradient(const problem& p, std::int64_t budget) const {
+    if (fits_depthwise_filter_gradient(p)) return filter_path::depthwise;
+    if (fits_filter_gradient_gemm(p, budget)) return filter_path::gemm;
+    return filter_path::general;
+}
+
+route router::general_filter_gradient(const problem& p) const { return forward(filter_gradient_problem(p)); }
+
+void router::force_tile_extent(int tile_extent) {
+    if (tile_extent < 0 || tile_extent > max_forced_tile_extent)
+        throw_invalid("fftconv: force_tile_extent(" + std::to_string(tile_extent) +
+                      "): the tile extent must be 0 (automatic) or from 1 to " +
+                      std::to_string(max_forced_tile_extent));
+    forced_tile_extent_ = tile_extent;
+}
+
+void router::add(const specialization& s) {
+    if (s.run == nullptr || s.transform_filter == nullptr || s.kernels == nullptr)
+        throw_invalid("fftconv: add_specialization: make the specialization with fftconv::specialize<Cfg>()");
+    registered_.push_back(s);
+}
+
+}  // namespace fftconv::detail
