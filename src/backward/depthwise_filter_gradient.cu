@@ -7,7 +7,7 @@
 // registers (fused_tile_fft.cuh's stages); then each thread adds
 // X_q conj(D_q) + X_q+1 conj(D_q+1) at its 17 bins of the half spectrum to
 // registers, at most max_split_positions of them (float sums of more terms
-// measured up to 4x over the 1e-6 bar on hundreds of positions). The
+// miss the 1e-6 bar, by up to 4x on hundreds of positions). The
 // partial sums go to scratch. Kernel 2 adds each (channel, bin)'s splits in
 // double, in a fixed order (deterministic). Kernel 3, one block per output
 // channel: the full grid by Hermitian symmetry, the inverse FFT, the
@@ -16,8 +16,8 @@
 // Why windows pair with windows and blocks with blocks, not a window with
 // its dy block in one transform: the split of a pair's spectrum rounds
 // both halves to the larger one's magnitude, and in training dy is often
-// orders of magnitude smaller than x (a first version paired them and missed
-// the 1e-6 bar by up to 4x even on equal-scale random inputs).
+// orders of magnitude smaller than x (pairing them misses the 1e-6 bar by up
+// to 4x even on equal-scale random inputs).
 //
 // With A = Z[k] and M = Z[-k], the pair's halves are 2 P = A + conj(M) and
 // 2 Q = -i (A - conj(M)); the 1/4 of the two halves' product and the
@@ -73,8 +73,9 @@ gradient_geometry geometry_of(const problem& p) {
     return g;
 }
 
-// Blocks per SM: 3, as many as the 66.5 KB of shared memory allows (the
-// forward depthwise kernel measured 1.44x faster at 3 than at 2).
+// Blocks per SM: 3, as many as the 66.5 KB of shared memory allows (3
+// rather than 2 is faster on the H200 for the forward depthwise kernel:
+// docs/performance.md).
 __global__ void __launch_bounds__(threads, 3)
     accumulate_products(gradient_geometry g, const float* __restrict__ x, const float* __restrict__ dy,
                         float2* __restrict__ partial) {

@@ -47,10 +47,9 @@ namespace {
 // Positions per GEMM at most. A chunk's GEMM sums its depth in float, so
 // capping the depth keeps the rounding of a deep sum (batch x blocks can
 // reach thousands) near that of a hundred terms; chunks are summed in
-// double. cuBLAS's FFMA GEMM: 128 (with 512 the 32-point grid's random sweep
-// reached relative L2 7.4e-7 and an element at 0.99 of its tolerance,
-// against 4.3e-7 and 0.25 on the 64-point grid:
-// results/training-502f2da/sweep-worst-elements.log). The tensor-core GEMM
+// double. cuBLAS's FFMA GEMM: 128 (at 512 the 32-point grid's random sweep
+// reaches relative L2 7.4e-7 and an element at 0.99 of its tolerance,
+// against 4.3e-7 and 0.25 on the 64-point grid). The tensor-core GEMM
 // starts every 8-deep step from zero and adds the steps in float, 8 times
 // fewer sequential adds than a depth's FFMA chain: 256.
 constexpr std::int64_t max_chunk_ffma = 128, max_chunk_tensor = 256;
@@ -82,8 +81,8 @@ constexpr std::int64_t bins_of(int tile) { return std::int64_t{tile} * (tile / 2
 // Modelled time (ns, at ncu's clocks) of the path on a grid of `tile`
 // points: the transforms of x's windows and dy's blocks, the GEMM, the
 // inverse transforms and, with several chunks, their double sums. The
-// figures are the kernels' at 128^2 K16 C64 B4 on the H200 (ncu,
-// results/filter-gradient-*): on 32 points 3.8 ps per transformed
+// figures are the kernels' on the H200 (ncu at 128^2 K16 C64 B4,
+// docs/performance.md): on 32 points 3.8 ps per transformed
 // point, the tensor-core GEMM at 32 TFLOP/s (depth 196), 3.6 ps per inverse
 // point; on 64 points 6.3 ps, 24 TFLOP/s (depth 36) and 4.35 ps; the sums
 // 40 bytes per element of out and chunk (a float2 read, a double2 read and
@@ -175,11 +174,11 @@ std::int64_t chunk_of(const problem& p, int tile, std::int64_t budget) {
     return std::clamp<std::int64_t>(most, 1, positions_of(p, tile).count());
 }
 
-// The grid: 32 points for kernels up to 8 (blocks of 25 or more: measured
-// 2x faster than 64 at 128^2 K8 C64 B4, performance log g5); for kernels up
-// to 16 (blocks of 17) where the tensor-core GEMM runs and the model says
-// so (128^2 K16 C64 B4: 0.177 ms against 0.237 on 64 points; 256^2 K16 C128
-// B2: 1.157 against 0.836, its 450 positions in two chunks); else 64.
+// The grid: 32 points for kernels up to 8 (blocks of 25 or more: faster than
+// 64 on the H200, docs/performance.md); for kernels up to 16 (blocks of 17)
+// where the tensor-core GEMM runs and the model says so (it does at 128^2
+// K16 C64 B4, not at 256^2 K16 C128 B2, whose 450 positions take two
+// chunks); else 64.
 int tile_of(const problem& p, std::int64_t budget) {
     const std::int64_t kernel = std::max(p.kernel.height, p.kernel.width);
     if (kernel <= 8) return 32;
@@ -230,8 +229,9 @@ void multiply(engine& e, const problem& p, const gemm_chunking& g, std::int64_t 
                                   g.stride, g.stride, g.out_stride};
     if (tensor_gemm(p) && spectral_gemm_pays(args)) {
         // spectral_gemm's tiling at 3 CTAs per SM instead of 2 (168
-        // registers): 103.2 against 105.5 us at 128^2 K16 C64 B4 (ncu),
-        // where 1088 items of 13 k-tiles fill 396 CTAs better than 264.
+        // registers): these GEMMs have few, deep work items (1088 of 13
+        // k-tiles at 128^2 K16 C64 B4), which 396 CTAs share more evenly
+        // than 264.
         check_spectral_gemm_args(args);
         spectral_gemm_impl::launch_frags<4, 1, 2, 3, 3>(args, e.stream(),
                                                          spectral_gemm_impl::choose_frags_m(args.rows, 1, 7));
@@ -271,8 +271,8 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
     for (std::int64_t first = 0; first < at.count(); first += g.chunk) {
         const std::int64_t count = std::min(g.chunk, at.count() - first);
         // Both operands in one launch: neither fills the GPU alone on small
-        // problems (two launches on two streams measured 1% slower, on one
-        // stream 5%, at 128^2 K16 C64 B4).
+        // problems (faster on the H200 than two launches, on one stream or
+        // two: docs/performance.md).
         const chunk_tiles tiles{{at, dy, first, g.dy_slots, p.out_channels, g.dy_slots, scale},
                                 {at, x, first, g.x_slots, cg, g.cg_slots, 1.0f},
                                 count * g.dy_slots, largest};

@@ -28,8 +28,8 @@ struct gradient_positions {
     FFTCONV_HOST_DEVICE constexpr std::int64_t count() const { return batch * blocks; }
 
     // Position q as (sample, block row, block column): found once, then
-    // stepped (next); dividing 64-bit indices per position was ~5% of the
-    // depthwise filter gradient's instructions.
+    // stepped (next); dividing 64-bit indices per position would be ~5% of
+    // the depthwise filter gradient's instructions.
     struct place {
         std::int64_t b, row, col;
     };

@@ -173,7 +173,7 @@ void multiply_block(engine& e, const workspace_layout& t, const filter_operand& 
                 static_cast<cuDoubleComplex*>(b.output_spectrum) + first * t.gemm_rows + f0 * t.output_bin_stride,
                 rows, t.output_bin_stride, count));
         } else {
-            // Our split-TF32 tensor-core kernel where it measured faster than
+            // Our split-TF32 tensor-core kernel where it is faster than
             // cuBLAS's FP32 CGEMM (and more accurate: spectral_gemm.hpp).
             const spectral_gemm_args args{
                 static_cast<const float2*>(b.input_spectrum) + input_offset + f0 * t.input_bin_stride,

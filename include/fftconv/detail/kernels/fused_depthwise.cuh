@@ -186,8 +186,8 @@ struct radix3_block {
 // after the transforms, not kept through them (at T = 64 that spilled). With
 // check_finite, returns false right after the load when a loaded value (in
 // any thread of the block) is not finite; else true. (Checking the loaded
-// values measured cheaper in registers than checking the spectrum's DC bin:
-// 222 against 255 at T = 64.) The two tiles may be two samples: each is
+// values costs fewer registers than checking the spectrum's DC bin.) The
+// two tiles may be two samples: each is
 // balanced before the shared transform and taken back on the way out
 // (pair_scale), their largest magnitudes gathered in `largest_of` by the
 // block's thread `linear`.

@@ -15,7 +15,7 @@
 // column in registers. The inverse transforms columns last and writes them
 // straight from registers to y (coalesced), so shared memory carries only
 // the transpose between its passes. (The forward transform done the same way,
-// columns first from memory, measured slower: docs/performance.md, v8.)
+// columns first from memory, is slower on the H200: docs/performance.md.)
 //
 // Pairing and magnitudes: the split (and an inverse's shared transform)
 // rounds both partners to the larger one's magnitude, so a tile beside one a
@@ -423,9 +423,9 @@ __device__ __forceinline__ void tile_sync(int group) {
 // row). Each pass transposes, so every pass reads rows and writes columns at
 // compile-time offsets, and two passes are a 2D transform in the tile's own
 // orientation. Why one body: fully unrolled, a 64-point FFT is ~1200
-// instructions; the depthwise kernel inlined four of them (150 KB of code)
-// and spent a third of its cycles waiting on instruction fetch
-// (docs/performance.md, v21).
+// instructions; four inlined in the depthwise kernel are 150 KB of code,
+// which overflows the instruction cache and leaves the kernel waiting on
+// instruction fetch.
 template <int T>
 __device__ __forceinline__ void read_row(const float2* z, int lane, float2 (&v)[T]) {
     constexpr int pitch = T + 1;
@@ -442,9 +442,8 @@ __device__ __forceinline__ void write_column(float2* z, int lane, const float2 (
 
 // The unroll factor of forward_tiles' and inverse_tiles' loops of `passes`
 // transposing passes: 1 at T = 64 (one FFT body: the inlined 64-point bodies
-// overflowed the instruction cache), all of them below, where the unrolled
-// code fits and the loop ran the T = 32 kernels ~4% slower
-// (docs/performance.md, v21).
+// overflow the instruction cache), all of them below, where the unrolled
+// code fits and is faster than the loop on the H200 (docs/performance.md).
 __host__ __device__ constexpr int pass_unroll(int tile_extent, int passes) { return tile_extent >= 64 ? 1 : passes; }
 
 // The first row either of a pair's windows holds (an empty window holds none).

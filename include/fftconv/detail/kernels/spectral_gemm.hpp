@@ -48,9 +48,9 @@ struct spectral_gemm_args {
     std::int64_t output_bin_stride;  // >= last_out * rows (the output holds channels up to last_out)
 };
 
-// True where spectral_gemm measured faster than cublasCgemmStridedBatched
-// (FP32) on the H200; the rule and the measurements behind it are at its
-// definition in src/spectral_gemm.cu. Host-only, no CUDA calls.
+// True where spectral_gemm is faster than cublasCgemmStridedBatched (FP32)
+// on the H200; the rule and its reasons are at its definition in
+// src/kernels/spectral_gemm.cu. Host-only, no CUDA calls.
 bool spectral_gemm_pays(const spectral_gemm_args& args);
 
 // Enqueues the product on `stream`. Any shape: rows, channels and the output

@@ -47,8 +47,8 @@ namespace fftconv::detail {
 
 inline constexpr int block_threads = 256;
 
-// Overlap on a side stream pays from this GEMM size up (H200: it saved
-// 25-30 us at 13.8 GFLOP and cost 2-8 us at 1.8 and 4.6 GFLOP).
+// Overlap on a side stream pays from this GEMM size up (on the H200 it hides
+// more than it costs at 13.8 GFLOP, not at 4.6: docs/performance.md).
 inline constexpr double overlap_min_gemm_flops = 8e9;
 
 // Grid-stride kernels: enough blocks to fill the GPU many times over, never
@@ -148,8 +148,8 @@ void run_fused_pass(engine& e, const problem& p, const Geometry& geo, const work
     // Large problems overlap independent work on a side stream: the filter
     // transform runs beside the image transform, and the inverse of the first
     // half of the output channels beside the GEMM of the second half. On
-    // small problems the extra launches and events cost more than they hide
-    // (docs/performance.md, v6), so all runs in order.
+    // small problems the extra launches and events cost more than they hide,
+    // so all runs in order.
     const double gemm_flops = 8.0 * double(geo.freq_bins()) * double(t.gemm_rows) *
                               double(p.group_in_channels()) * double(p.out_channels);
     side_branch side(e, gemm_flops >= overlap_min_gemm_flops);

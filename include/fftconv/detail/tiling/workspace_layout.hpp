@@ -63,7 +63,7 @@ constexpr tensor_strides dense_strides(std::int64_t channels, std::int64_t heigh
 //   passes the window's end the circular correlation wraps to its first
 //   extent + 2 padding - T <= padding columns: the zeros before the image.
 //   So a 14 x 14 image with K = 27 and padding 13 takes one 32-point tile,
-//   not four 64-point ones (docs/performance.md, v25).
+//   not four 64-point ones.
 // For an unpadded axis the second case is the first's single tile (it covers
 // iff out_extent <= T - K + 1): the rule only ever removes tiles.
 //
