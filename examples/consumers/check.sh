@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # examples/consumers/check.sh MODE SOURCE_ROOT BUILD_ROOT — builds and runs a
-# consumer of fftconv the way its README section says (a Meson test; the
+# consumer of fftconv the way its README and docs/building.md say (a Meson test; the
 # commands are echoed). The installed ones build against a staged
 # `meson install --destdir` of BUILD_ROOT, so the library is compiled once.
 # MODE:
@@ -16,7 +16,7 @@
 #   cmake-cuda        ... from a project with LANGUAGES CXX CUDA and a .cu
 #                     target (also with each CMake in FFTCONV_EXTRA_CMAKE,
 #                     space-separated paths, e.g. a newer one than Debian's)
-#   meson-subproject  fftconv through the README's wrap file as a subproject
+#   meson-subproject  fftconv through the wrap file of docs/building.md as a subproject
 #                     of a CUDA project whose own .cu specialises the pipeline
 #                     (specialize.cuh): that .cu is compiled by the
 #                     subproject's build, linked against BUILD_ROOT's library
@@ -132,7 +132,7 @@ pkg-config)
     run_program "$work/use_fftconv_sysroot"
     run gcc "$source_root/examples/c_api.c" -o "$work/c_api_sysroot" $flags
     run_program "$work/c_api_sysroot"
-    # 3. A prefix install outside the loader's paths: the README's rpath.
+    # 3. A prefix install outside the loader's paths: the rpath of docs/building.md.
     flags=$(pkg-config --define-variable=prefix="$staged_prefix" --cflags --libs fftconv)
     rpath=$(pkg-config --define-variable=prefix="$staged_prefix" --variable=libdir fftconv)
     if ! fftconv_in_loader_path; then
@@ -142,7 +142,7 @@ pkg-config)
         set -e
         echo "without LD_LIBRARY_PATH or an rpath: exit $status: $output" | head -3
         [ "$status" -ne 0 ] && [[ "$output" == *"libfftconv.so.0: cannot open"* ]] ||
-            fail "a binary without an rpath found the staged libfftconv (the README's note would be wrong)"
+            fail "a binary without an rpath found the staged libfftconv (docs/building.md's note would be wrong)"
     fi
     run g++ -std=c++20 "$consumers/use_fftconv.cpp" -o "$work/use_fftconv_rpath" $flags -Wl,-rpath,"$rpath"
     run_without_staged_path "$work/use_fftconv_rpath"
@@ -197,7 +197,7 @@ meson-subproject)
     project="$work/project"
     mkdir -p "$project/subprojects"
     cp "$consumers/meson-subproject/meson.build" "$consumers/meson-subproject/own_shape.cu" "$project/"
-    # The README's wrap file; the subproject's directory is already there (a
+    # The wrap file of docs/building.md; the subproject's directory is already there (a
     # link to this checkout, so its working tree is what is tested), and
     # Meson uses it instead of cloning `url`.
     sed "s|@URL@|$source_root|" "$consumers/meson-subproject/fftconv.wrap" >"$project/subprojects/fftconv.wrap"
