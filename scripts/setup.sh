@@ -53,11 +53,14 @@ if [ -x /usr/bin/python3 ]; then
 fi
 [ -f /usr/include/pybind11/pybind11.h ] || wanted+=(pybind11-dev)
 [ -f /usr/include/dlpack/dlpack.h ] || wanted+=(libdlpack-dev)
-# `pip install --no-build-isolation .` (README: Python) builds with these.
+# `pip install --no-build-isolation .` in a venv (docs/python-install.md)
+# builds with these; the wheel test (suite 'wheel') does it, and skips
+# naming the one that is missing.
 command -v patchelf >/dev/null 2>&1 || wanted+=(patchelf)
 if [ -x /usr/bin/python3 ]; then
     /usr/bin/python3 -c 'import mesonpy' 2>/dev/null || wanted+=(python3-mesonpy)
     /usr/bin/python3 -m pip --version >/dev/null 2>&1 || wanted+=(python3-pip)
+    /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || wanted+=(python3-venv)  # python3 -m venv
 fi
 
 installed_now=0
