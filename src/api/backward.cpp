@@ -117,13 +117,16 @@ private:
     std::size_t saved_;
 };
 
-// Validates a gradient's inner convolution q and plans its passes before
-// anything is enqueued; a refusal names the caller's problem and call, and
-// how the gradient runs (as q), keeping the inner refusal's status and words.
-void require_inner(detail::engine& e, const detail::route& r, const char* call, const problem& p,
-                   const problem& q) {
+// The route of a gradient's inner convolution q (`find` asks the router),
+// validated and its passes planned before anything is enqueued; a refusal
+// names the caller's problem and call, and how the gradient runs (as q),
+// keeping the inner refusal's status and words.
+template <class FindRoute>
+detail::route inner_route(detail::engine& e, FindRoute&& find, const char* call, const problem& p, const problem& q) {
     try {
+        const detail::route r = find();
         (void)detail::forward_workspace(e, r, q);
+        return r;
     } catch (const error& inner) {
         throw error(inner.code(), std::string("fftconv: ") + call + " of problem " + to_string(p) +
                                       " cannot run: it is computed as the convolution " + to_string(q) +
@@ -149,11 +152,11 @@ void context::conv2d_backward_data(const problem& p, const float* dy, const floa
     detail::require_disjoint(dx, dx_bytes, "dx", dy, sizeof(float) * std::size_t(p.output_elements()), "dy");
     detail::require_disjoint(dx, dx_bytes, "dx", w, sizeof(float) * std::size_t(p.filter_elements()), "w");
     const problem q = detail::data_gradient_problem(p);
-    const detail::route route = router_->data_gradient(p);
     const scratch_layout layout = data_scratch(p);
     require_scratch_within_limit(e, layout.bytes, "conv2d_backward_data", p);
     const limit_beside_scratch limit(e, layout.bytes);
-    require_inner(e, route, "conv2d_backward_data", p, q);
+    const detail::route route =
+        inner_route(e, [&] { return router_->data_gradient(p); }, "conv2d_backward_data", p, q);
     void* scratch = e.scratch(layout.bytes);
     float* flipped = layout.at(scratch, 0);
     const detail::flipped_filter flip{p.group_in_channels(), p.group_out_channels(), p.kernel.height, p.kernel.width};
@@ -196,10 +199,10 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
         if (detail::has_unseen_taps(p)) detail::zero_unseen_taps(dw, p, e.stream());
     } else {
         const problem q = detail::filter_gradient_problem(p);
-        const detail::route route = router_->general_filter_gradient(p);
         const scratch_layout layout = filter_scratch(p);
         const limit_beside_scratch limit(e, layout.bytes);
-        require_inner(e, route, "conv2d_backward_filter", p, q);
+        const detail::route route =
+            inner_route(e, [&] { return router_->general_filter_gradient(p); }, "conv2d_backward_filter", p, q);
         void* scratch = e.scratch(layout.bytes);
         float* windows = layout.at(scratch, 0);  // x's windows: [Cg][G][B][blocks][rows][cols]
         float* blocks = layout.at(scratch, 1);   // dy's blocks: [Cout][B][blocks][rows][cols]
@@ -218,20 +221,20 @@ void context::reserve_backward(const problem& p) {
     validate(p);
     const std::int64_t budget = gradient_budget(e);
     const filter_path path = router_->filter_gradient(p, budget);
-    const detail::route data_route = router_->data_gradient(p);
     const std::size_t data_bytes = data_scratch(p).bytes, filter_bytes = filter_scratch_bytes(path, p, budget);
     require_scratch_within_limit(e, data_bytes, "reserve_backward (the data gradient)", p);
     require_scratch_within_limit(e, filter_bytes, "reserve_backward (the filter gradient)", p);
+    detail::route data_route{}, filter_route{};
     {
         const limit_beside_scratch limit(e, data_bytes);
-        require_inner(e, data_route, "reserve_backward (the data gradient)", p, detail::data_gradient_problem(p));
+        data_route = inner_route(e, [&] { return router_->data_gradient(p); }, "reserve_backward (the data gradient)",
+                                 p, detail::data_gradient_problem(p));
     }
     const bool general = path == filter_path::general;
-    const detail::route filter_route = general ? router_->general_filter_gradient(p) : detail::route{};
     if (general) {
         const limit_beside_scratch limit(e, filter_bytes);
-        require_inner(e, filter_route, "reserve_backward (the filter gradient)", p,
-                      detail::filter_gradient_problem(p));
+        filter_route = inner_route(e, [&] { return router_->general_filter_gradient(p); },
+                                   "reserve_backward (the filter gradient)", p, detail::filter_gradient_problem(p));
     }
     (void)e.scratch(std::max(data_bytes, filter_bytes));
     {

@@ -268,9 +268,13 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
         // inverse's first (radix3_filter_step); the inverse (natural order
         // out): every column, then the rows that hold outputs.
         const bool input_row = lane >= first_row && lane < rows;
-        if (input_row)
+        // Partners of one binary exponent (the common case) need no factors.
+        if (input_row && factors.active)
 #pragma unroll 1
             for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, 1>(row, r, factors.in);
+        else if (input_row)
+#pragma unroll 1
+            for (int r = share; r < 3; r += line_threads) radix3_subsequence_fft<T, false, 1>(row, r);
         line_sync<T>(lane);
         if (input_row) radix3_step<T, false, 1>(row, k_first, k_last);
         __syncthreads();

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cfloat>
 #include <cstdint>
 #include <type_traits>
 
@@ -103,7 +104,11 @@ struct pair_largest {
     // (largest.x: the real partner's, .y: the imaginary one's).
     __device__ void add(int linear, float2 largest) {
         const int pair = linear / PairThreads, warp = linear / 32;
-        const unsigned same = __match_any_sync(0xffffffffu, pair);
+        // The lanes of this warp in this thread's pair: [lo, hi) (pair p is threads
+        // [p * PairThreads, (p + 1) * PairThreads)).
+        const int lo = max(pair * PairThreads, warp * 32) - warp * 32;
+        const int hi = min((pair + 1) * PairThreads, warp * 32 + 32) - warp * 32;
+        const unsigned same = (hi - lo == 32 ? 0xffffffffu : (1u << (hi - lo)) - 1u) << lo;
         const unsigned a = __reduce_max_sync(same, __float_as_uint(largest.x));
         const unsigned b = __reduce_max_sync(same, __float_as_uint(largest.y));
         if ((same & lanes_below()) == 0u) slot[warp][pair - warp * 32 / PairThreads] = uint2{a, b};
@@ -306,20 +311,31 @@ struct window_cursor {
     __device__ void skip_rows(int rows) { at += std::uintptr_t(rows) * row_step; }
 };
 
+// The larger of `largest` and |v|, NaN if either is NaN: one instruction
+// that both finds a tile's largest magnitude and catches a NaN or Inf in it.
+__device__ __forceinline__ float max_magnitude(float largest, float v) {
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800
+    float r;
+    asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(largest), "f"(fabsf(v)));
+    return r;
+#else
+    return isnan(largest) || isnan(v) ? __int_as_float(0x7fffffff) : fmaxf(largest, fabsf(v));
+#endif
+}
+
 // z = a + i b for the pair's windows (zero outside them; a's into data_a,
 // b's into data_b), times `scale`: thread `lane` loads column `lane` of rows
 // [first, first + Rows) (all of them by default; coalesced across the warp),
 // `chunk` rows at a time, all of a chunk's loads in flight before the first
-// is used (one load per iteration was latency-bound). Returns whether every
-// value this thread loaded was finite; `largest` gets the largest finite
-// magnitude this thread loaded of each (a: .x, b: .y; before `scale`).
+// is used (one load per iteration was latency-bound). `largest` gets the
+// largest magnitude this thread loaded of each (a: .x, b: .y; before
+// `scale`), NaN where one was NaN; returns whether both are finite.
 template <int T, int Rows = T>
 __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data_a, const tile_window& wa,
                                           const float* data_b, const tile_window& wb, float scale,
                                           float2& largest, int first = 0) {
     constexpr int pitch = T + 1, chunk = 16;
     static_assert(Rows % chunk == 0, "rows are loaded in chunks");
-    float poison = 0.0f;  // stays 0 while every value is finite
     largest = float2{0.0f, 0.0f};
     const bool column_a = lane >= wa.col_begin && lane < wa.cols, column_b = lane >= wb.col_begin && lane < wb.cols;
     window_cursor at_a(data_a, wa, lane), at_b(data_b, wb, lane);
@@ -338,14 +354,12 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data
         }
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
-            // 0 * v is NaN for v infinite or NaN, and NaN stays in the sum: one FMA per value.
-            poison = fmaf(va[u], 0.0f, fmaf(vb[u], 0.0f, poison));
-            largest.x = fmaxf(largest.x, fabsf(va[u]));
-            largest.y = fmaxf(largest.y, fabsf(vb[u]));
+            largest.x = max_magnitude(largest.x, va[u]);
+            largest.y = max_magnitude(largest.y, vb[u]);
             z[(base + u) * pitch + lane] = float2{scale * va[u], scale * vb[u]};
         }
     }
-    return poison == 0.0f;
+    return largest.x <= FLT_MAX && largest.y <= FLT_MAX;  // false for Inf and NaN
 }
 
 // Both windows of one array.
@@ -500,7 +514,12 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     if constexpr (scaling) largest_of.add(group * T + lane, largest);
     __syncthreads();
     const pair_scale factors = scaling ? largest_of.scale(group) : pair_scale{};
-    if (scaling && lane == 0 && n0 < tile_count) record_largest(source, n0, largest_of.bits(group));
+    // The stores below split pair g (not this thread's): its factors from shared memory.
+    __shared__ float2 back_of[pairs];
+    if (scaling && lane == 0) {
+        back_of[group] = factors.out;
+        if (n0 < tile_count) record_largest(source, n0, largest_of.bits(group));
+    }
     // Rows, then columns: two transposing passes over one FFT body. Rows
     // outside both windows are zero, and so is their FFT.
     const int rows = max(wa.rows, wb.rows), first_row = first_window_row(wa, wb);
@@ -529,7 +548,7 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     const float2* zg = shared + g * T * pitch;
     const std::int64_t n = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs) + 2 * g;
     const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
-    const float2 back = scaling ? largest_of.scale(g).out : float2{1.0f, 1.0f};  // pair g's
+    const float2 back = scaling ? back_of[g] : float2{1.0f, 1.0f};
     int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
     float2* out = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
     const std::int64_t step = std::int64_t(T) * bin_stride;
