@@ -3,8 +3,9 @@
 # installs the Debian packages that are missing, configures and builds.
 #
 # Required (the library and its tests): meson, ninja, cmake, pkg-config,
-# doctest. Wanted (each part is skipped with a message where its
-# packages cannot be installed, e.g. on a machine without a package mirror):
+# doctest, Boost.Hana (headers only). Wanted (each part is skipped with a
+# message where its packages cannot be installed, e.g. on a machine without a
+# package mirror):
 # the bench's CLI11 and nlohmann-json; the Python module's Python headers,
 # pybind11 and DLPack, and pytest and NumPy for its tests.
 # FFTCONV_BUILD_DIR picks the build directory (default build/),
@@ -39,6 +40,9 @@ command -v ninja >/dev/null 2>&1 || required+=(ninja-build)
 command -v cmake >/dev/null 2>&1 || required+=(cmake)           # Meson finds doctest through CMake; the CMake consumer test
 command -v pkg-config >/dev/null 2>&1 || required+=(pkg-config)
 [ -f /usr/include/doctest/doctest.h ] || required+=(doctest-dev)
+# Boost.Hana (the compiled table's checks and lookup), where the compiler
+# finds it: /usr/include, or CPATH (FFTCONV_DEB_DIR's libboost1.74-dev).
+echo '#include <boost/hana.hpp>' | c++ -std=c++20 -fsyntax-only -x c++ - 2>/dev/null || required+=(libboost-dev)
 
 wanted=()
 [ -f /usr/include/CLI/CLI.hpp ] || wanted+=(libcli11-dev)             # fftconv-bench's command line

@@ -8,7 +8,8 @@
 
 namespace fftconv::detail {
 
-// The library's compiled configurations (compiled_table), in table order.
+// The library's compiled configurations, in table order (compiled_table.cpp:
+// made from the Boost.Hana sequence of fftconv/compiled_configs.hpp's list).
 std::span<const specialization> compiled_specializations() noexcept;
 
 }  // namespace fftconv::detail

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "dispatch/compiled_sequence.hpp"
+#include "dispatch/compiled_table.hpp"
 #include "fftconv/compiled_configs.hpp"
 #include "fftconv/detail/tiling/pass_schedule.hpp"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
@@ -99,6 +101,56 @@ TEST_CASE("every listed configuration is reachable: a problem of its shape dispa
         for (std::size_t j = 0; j < i; ++j)
             CHECK_FALSE((configs[j].kernel_extent == c.kernel_extent && configs[j].channels == c.channels &&
                          configs[j].depthwise == c.depthwise));
+    }
+}
+
+// The rules of a table (src/dispatch/compiled_sequence.hpp), on tables that
+// keep and break them: the build checks its own with the same rules as
+// static_asserts, at configure time and in compiled_table.cpp.
+namespace table_rules_examples {
+using namespace fftconv::detail;
+static_assert(follows_table_rules(compiled_sequence));
+static_assert(follows_table_rules(hana::tuple_t<>));
+static_assert(follows_table_rules(hana::tuple_t<config<8, 64, 32>, config<8, 64, 48, true>, config<16, 64, 32>>));
+static_assert(!follows_table_rules(hana::tuple_t<config<8, 64, 32>, config<16, 64, 32>, config<8, 64, 48>>),
+              "the third is shadowed by the first");
+static_assert(!follows_table_rules(hana::tuple_t<config<8, 64, 7>>), "tile smaller than the kernel");
+static_assert(!follows_table_rules(hana::tuple_t<config<8, 64, 8>>), "tile as large as the kernel");
+static_assert(!follows_table_rules(hana::tuple_t<config<8, 64, 33>>), "odd tile");
+static_assert(!follows_table_rules(hana::tuple_t<config<0, 64, 32>>), "no kernel");
+static_assert(!follows_table_rules(hana::tuple_t<config<8, 0, 32>>), "no channels");
+// The transform each kind runs at an extent (pipeline.cuh): fused where
+// tile_family.hpp has a row the kind uses, cuFFT elsewhere.
+static_assert(table_rules::pipeline_lines({8, 64, 32}) == line_transform::registers);
+static_assert(table_rules::pipeline_lines({8, 64, 32, true}) == line_transform::registers);
+static_assert(table_rules::pipeline_lines({31, 128, 96}) == line_transform::cufft);
+static_assert(table_rules::pipeline_lines({31, 128, 96, true}) == line_transform::radix3);
+static_assert(table_rules::pipeline_lines({8, 64, 40, true}) == line_transform::cufft);
+}  // namespace table_rules_examples
+
+TEST_CASE("every even tile extent has a family for either kind: a fused row, or cuFFT") {
+    for (int t = 2; t <= 1024; t += 2)
+        for (bool depthwise : {false, true}) {
+            const tile_config c{1, 1, t, depthwise};
+            CAPTURE(t);
+            CAPTURE(depthwise);
+            CHECK(detail::table_rules::has_family(c));
+            CHECK((detail::table_rules::pipeline_lines(c) != detail::line_transform::cufft) ==
+                  (has_fused_fft(t) || (depthwise && has_fused_depthwise(t))));
+        }
+}
+
+TEST_CASE("the runtime table is the list: the specializations and compiled_configs() in compiled_config_list's order") {
+    const auto specializations = detail::compiled_specializations();
+    const auto configs = compiled_configs();
+    REQUIRE(configs.size() == detail::compiled_table.size());
+    REQUIRE(specializations.size() == configs.size());
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+        CAPTURE(i);
+        CHECK(configs[i] == detail::compiled_table[i]);
+        CHECK(specializations[i].config == configs[i]);
+        CHECK((specializations[i].run != nullptr && specializations[i].transform_filter != nullptr &&
+               specializations[i].kernels != nullptr));
     }
 }
 
@@ -311,7 +363,7 @@ TEST_CASE("a depthwise problem on a fused tile extent needs no input or output s
     for (const int t : {32, 48, 64, 96}) {
         CAPTURE(t);
         const detail::workspace_layout fused = detail::make_layout(depthwise, t);
-        CHECK(fused.one_kernel);
+        CHECK(fused.image_to_output);
         CHECK(fused.input_spectrum_elements == 0);
         // The output spectrum's place holds the filter spectrum channel-major.
         CHECK(fused.output_spectrum_elements == fused.geometry.freq_bins() * 128);
@@ -320,7 +372,7 @@ TEST_CASE("a depthwise problem on a fused tile extent needs no input or output s
         CHECK(fused.real_elements == 0);  // 48 and 96 transform the filters directly (filter_dft.cuh)
     }
     const detail::workspace_layout cufft = detail::make_layout(depthwise, 54);
-    CHECK(!cufft.one_kernel);
+    CHECK(!cufft.image_to_output);
     CHECK(cufft.input_spectrum_elements > 0);  // the cuFFT path multiplies spectra in memory
     problem grouped = depthwise;
     grouped.groups = 32;  // two input channels per group: a GEMM per group, spectra in memory
