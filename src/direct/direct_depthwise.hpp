@@ -5,7 +5,7 @@
 // width, every tap times every output: small kernels) and the narrow kernel
 // (narrow_depthwise.hpp: rows up to 24 wide, only the products that meet
 // the image: large kernels on small images); their cost models pick one.
-// The dispatch (src/dispatch/compiled_table.cu) takes the direct path when one fits
+// The router (src/dispatch/router.cpp) takes the direct path when one fits
 // and its cost model beats the FFT path's (src/dispatch/cost_model.cpp); the
 // plan says so (path_kind::direct).
 #pragma once

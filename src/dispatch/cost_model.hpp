@@ -1,6 +1,6 @@
 // src/dispatch/cost_model.hpp — the FFT path's cost model (src/dispatch/cost_model.cpp),
 // for the dispatch to weigh the direct depthwise kernel against
-// (src/dispatch/compiled_table.cu). choose_tile_extent (fftconv/dispatch.hpp) picks
+// (src/dispatch/router.cpp). choose_tile_extent (fftconv/dispatch.hpp) picks
 // the extent that minimises it.
 #pragma once
 
