@@ -455,10 +455,10 @@ __device__ __forceinline__ void write_column(float2* z, int lane, const float2 (
 }
 
 // The unroll factor of forward_tiles' and inverse_tiles' loops of `passes`
-// transposing passes: 1 at T = 64 (one FFT body: the inlined 64-point bodies
-// overflow the instruction cache), all of them below, where the unrolled
-// code fits and is faster than the loop on the H200 (docs/performance.md).
-__host__ __device__ constexpr int pass_unroll(int tile_extent, int passes) { return tile_extent >= 64 ? 1 : passes; }
+// transposing passes (tile_family::unrolled_passes).
+__host__ __device__ constexpr int pass_unroll(int tile_extent, int passes) {
+    return tile_family_of(tile_extent).unrolled_passes ? passes : 1;
+}
 
 // The first row either of a pair's windows holds (an empty window holds none).
 __device__ __forceinline__ int first_window_row(const tile_window& wa, const tile_window& wb) {

@@ -17,6 +17,9 @@
 //   must allow (__launch_bounds__): as many as shared memory allows, which
 //   measured faster than the natural register count despite a little spill
 //   (0: no bound).
+// - unrolled_passes: the dense transforms' transposing passes are unrolled
+//   (below T = 64, where the unrolled code fits the instruction cache and is
+//   faster than the loop); at 64 one FFT body runs in a loop.
 // - output_rounding: at T = 96 the depthwise inverse transforms rows in
 //   groups of 32 lines, so a tile's outputs are rounded to a multiple of 32
 //   where that keeps the tile count (tile_outputs_along).
@@ -66,6 +69,7 @@ struct tile_family {
     int line_threads;           // threads per line in the depthwise kernel
     int depthwise_min_blocks;   // __launch_bounds__ of the depthwise kernel (0: none)
     int output_rounding;        // an overlap-save tile's outputs, rounded to a multiple of this
+    bool unrolled_passes;       // the dense transforms' passes unrolled (else one FFT body in a loop)
     double depthwise_pair_seconds_per_point;
 
     // The dense pipeline's transforms are fused kernels (else cuFFT).
@@ -90,13 +94,14 @@ struct tile_family {
 // The table. A function, not an array, so device code may read it at run time.
 FFTCONV_HOST_DEVICE constexpr tile_family tile_family_of(int tile_extent) {
     using enum line_transform;
-    switch (tile_extent) {  //  T  lines      pairs line_threads min_blocks rounding  s / pair point
-        case 16: return {16, registers, 8, 1, 6, 1, 1.75e-12};
-        case 32: return {32, registers, 4, 1, 0, 1, 1.45e-12};
-        case 48: return {48, radix3, 2, 1, 6, 1, 1.75e-12};
-        case 64: return {64, registers, 2, 1, 3, 1, 1.1e-12};
-        case 96: return {96, radix3, 1, 3, 3, 32, 1.6e-12};
-        default: return {tile_extent, cufft, 0, 0, 0, 1, 0.0};
+    // T, lines, pairs, line_threads, depthwise_min_blocks, output_rounding, unrolled_passes, s per pair point
+    switch (tile_extent) {
+        case 16: return {16, registers, 8, 1, 6, 1, true, 1.75e-12};
+        case 32: return {32, registers, 4, 1, 0, 1, true, 1.45e-12};
+        case 48: return {48, radix3, 2, 1, 6, 1, true, 1.75e-12};
+        case 64: return {64, registers, 2, 1, 3, 1, false, 1.1e-12};
+        case 96: return {96, radix3, 1, 3, 3, 32, false, 1.6e-12};
+        default: return {tile_extent, cufft, 0, 0, 0, 1, false, 0.0};
     }
 }
 
