@@ -14,7 +14,7 @@
 // that fit it — a few samples at a time, then bands of rows, then groups of
 // output channels — and gives the same result. Only a problem whose smallest
 // pass does not fit fails, with status::out_of_memory and the byte counts.
-// release() hands every cached plan and the workspace back.
+// release() hands every cached cuFFT plan and the workspace back.
 //
 // CUDA graphs. Call reserve(p) (or run p once) before capturing a call on p;
 // a call that would have to allocate while its stream is captured throws
@@ -108,7 +108,7 @@ public:
     // cuFFT plan and every buffer kept for CUDA graphs (which become invalid).
     void release();
 
-    // Makes the plans and grows the workspace for `p` now, so the next call on
+    // Makes the cuFFT plans and grows the workspace for `p` now, so the next call on
     // `p` allocates nothing (needed before stream capture).
     void reserve(const problem& p);
 
@@ -136,7 +136,7 @@ public:
     void conv2d_backward_data(const problem& p, const float* dy, const float* w, float* dx);
     void conv2d_backward_filter(const problem& p, const float* x, const float* dy, float* dw,
                                 float* dbias = nullptr);
-    // Grows the workspace and the gradient buffer and makes the plans the
+    // Grows the workspace and the gradient buffer and makes the cuFFT plans the
     // two gradients of `p` need, so that their next calls allocate nothing.
     void reserve_backward(const problem& p);
 
@@ -145,7 +145,7 @@ public:
     detail::engine& engine() noexcept { return *engine_; }
 
 private:
-    std::unique_ptr<detail::engine> engine_;  // the resources: handles, plans, workspace, streams
+    std::unique_ptr<detail::engine> engine_;  // the resources: handles, cuFFT plans, workspace, streams
     std::unique_ptr<detail::router> router_;  // which code runs each call
 };
 

@@ -8,7 +8,7 @@
 // The library constructs them by cause, not by which library failed:
 //   invalid_argument  refused before any work: a problem field, pointer or
 //                     option out of range, a context used on another device,
-//                     a call that would plan or allocate during stream capture
+//                     a call that would make a cuFFT plan or allocate during capture
 //   cuda_error        a CUDA runtime call failed; also a CUDA error left
 //                     pending by the caller's earlier work (named, not
 //                     cleared), or a device this build has no code for

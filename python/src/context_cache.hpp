@@ -72,10 +72,10 @@ public:
     // that stream and joins it back). 0 when there is none.
     std::uintptr_t borrowable_stream(int device) const;
 
-    // Frees every context (and its workspace and plans).
+    // Frees every context (and its workspace and cuFFT plans).
     void clear() noexcept;
     // release() on every context of `device` (-1: every device): waits for
-    // its work and frees its workspace and plans; graphs captured from them
+    // its work and frees its workspace and cuFFT plans; graphs captured from them
     // become invalid, so they are unpinned.
     void release(int device);
     std::size_t size() const noexcept { return entries_.size(); }

@@ -391,13 +391,13 @@ PYBIND11_MODULE(_native, m) {
     m.def("transform_filter", &transform_filter, py::arg("problem"), py::arg("w"), py::arg("device"),
           py::arg("stream"));
     m.def("reserve", &reserve, py::arg("problem"), py::arg("device"), py::arg("stream"), py::arg("backward") = false,
-          "Makes the plans and grows the workspace of the (device, stream) context for `problem` now "
+          "Makes the cuFFT plans and grows the workspace of the (device, stream) context for `problem` now "
           "(backward: the two gradients' too), so that calls on it allocate nothing (CUDA graphs).");
     m.def("set_workspace_limit", [](int device, std::size_t bytes) { contexts().set_workspace_limit(device, bytes); },
           py::arg("device"), py::arg("bytes"));
     m.def("workspace_limit", [](int device) { return contexts().workspace_limit(device); }, py::arg("device"));
     m.def("release", [](int device) { contexts().release(device); }, py::arg("device") = -1,
-          "release() on every cached context of `device` (-1: all): waits, frees workspaces and plans.");
+          "release() on every cached context of `device` (-1: all): waits, frees workspaces and cuFFT plans.");
     m.def("has_context", [](int device, std::uintptr_t stream) { return contexts().contains(device, stream); },
           py::arg("device"), py::arg("stream"));
     m.def("borrowable_stream", [](int device) { return contexts().borrowable_stream(device); }, py::arg("device"));

@@ -118,7 +118,7 @@ private:
 };
 
 // The route of a gradient's inner convolution q (`find` asks the router),
-// validated and its passes planned before anything is enqueued; a refusal
+// validated and its passes scheduled before anything is enqueued; a refusal
 // names the caller's problem and call, and how the gradient runs (as q),
 // keeping the inner refusal's status and words.
 template <class FindRoute>

@@ -120,8 +120,8 @@ void context::conv2d(const problem& p, const float* x, const filter_spectrum& w,
             " kernel=" + std::to_string(made_for.kernel_height()) + "x" + std::to_string(made_for.kernel_width()) +
             " tile_extent=" + std::to_string(made_for.tile_extent()) + ", but problem " + to_string(p) +
             " runs with tile_extent=" + std::to_string(runs_with.tile_extent()));
-    const detail::workspace_layout t = detail::make_layout(p, runs_with.tile_extent());
-    const detail::filter_operand given{w.data(), 0, p.out_channels, t.filter_bin_stride};
+    const std::int64_t bin_stride = detail::bin_stride(p.group_in_channels() * p.out_channels, runs_with);
+    const detail::filter_operand given{w.data(), 0, p.out_channels, bin_stride};
     detail::run_forward(*engine_, route, p, x, detail::filter_input{nullptr, given}, bias, y);
 }
 

@@ -151,7 +151,7 @@ void multiply_block(engine& e, const workspace_layout& t, const filter_operand& 
     // [in][ld], i.e. an ld x in matrix, and CUBLAS_OP_C turns it into the
     // in x out conj(W) that cross-correlation needs, at no cost. Output
     // channels [first, last) are rows first.. of that matrix and columns
-    // first.. of the output. The pass planner keeps M, in and ld below 2^31;
+    // first.. of the output. The pass schedule keeps M, in and ld below 2^31;
     // the bin count (cuBLAS's int batch) can pass it for T > 65534, so bins
     // go in chunks.
     if (last <= first) return;

@@ -11,7 +11,7 @@ namespace fftconv::detail {
 namespace {
 
 // A lower bound of the device bytes a pass of `shape` needs (all but the
-// cuFFT work area, which only a plan knows), or +inf when its GEMM would not
+// cuFFT work area, which only its cuFFT plan knows), or +inf when its GEMM would not
 // fit cuBLAS's 32-bit dimensions. Doubles: extreme problems must not wrap.
 double pass_bytes_lower_bound(const problem& p, int tile_extent, const pass_shape& shape, bool holds_filter) {
     const workspace_layout t = make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter);
@@ -24,13 +24,13 @@ double pass_bytes_lower_bound(const problem& p, int tile_extent, const pass_shap
 }
 
 // Exact bytes: the layout of the largest pass plus the largest cuFFT work
-// area any pass's plans need (made and cached here).
+// area any pass's cuFFT plans need (made and cached here).
 std::size_t pass_workspace(engine& e, const problem& p, int tile_extent, const pass_shape& shape,
                            bool holds_filter) {
     const workspace_layout full = make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter);
     const std::size_t bytes = workspace_bytes(e, full);
     if (full.geometry.fused() || full.image_to_output) return bytes;  // no cuFFT work area
-    // The last pass along an axis can be smaller: its plans differ.
+    // The last pass along an axis can be smaller: its cuFFT plans differ.
     const problem last = pass_problem(p, tile_extent, shape, (p.batch - 1) / shape.batch * shape.batch,
                                       (tile_rows_of(p, tile_extent) - 1) / shape.tile_rows * shape.tile_rows,
                                       (p.out_channels - 1) / shape.out_channels * shape.out_channels);

@@ -26,7 +26,7 @@ fft_transform_key output_transform_key(const workspace_layout& t) {
 
 std::size_t workspace_bytes(engine& e, const workspace_layout& t) {
     if (t.geometry.fused() || t.image_to_output) return t.fft_work_offset();  // no cuFFT
-    // Each size is read before the next lookup, which may evict that plan.
+    // Each size is read before the next lookup, which may evict that cuFFT plan.
     const std::size_t input_work = e.transform_for(input_transform_key(t)).work_bytes;
     const std::size_t output_work = e.transform_for(output_transform_key(t)).work_bytes;
     std::size_t fft_work = std::max(input_work, output_work);

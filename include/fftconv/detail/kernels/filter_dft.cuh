@@ -4,9 +4,9 @@
 // Why not cuFFT, as for the other extents without a fused transform: a
 // depthwise filter is one small K x K plane per output channel, and cuFFT
 // wants it padded to a T x T real tile in the workspace first (a pass of its
-// own), a plan per filter count, and a work area; and its 48-point D2Z
+// own), a cuFFT plan per filter count, and a work area; and its 48-point D2Z
 // failed (CUFFT_EXEC_FAILED) on this transform for some test problems while
-// the same plan ran in conv2d, not understood (docs/performance.md). Direct,
+// the same cuFFT plan ran in conv2d, not understood (docs/performance.md). Direct,
 // it is one kernel without workspace: separable, a row DFT of the K rows then
 // a column DFT, about (K + T) (T/2 + 1) K multiply-adds per filter (0.37 M
 // at K = 51, T = 96), in double with twiddles from sincospi, so the

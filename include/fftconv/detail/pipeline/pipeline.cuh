@@ -21,7 +21,7 @@
 // (tiling/pass_schedule.hpp). Everything is ordered on the engine's stream; large fused
 // problems fork part of the work to the engine's side stream and join it back
 // before returning. Nothing synchronizes. Every check that can refuse a call
-// (validation, pointers, workspace, plans) runs before the first launch, so a
+// (validation, pointers, workspace, cuFFT plans) runs before the first launch, so a
 // refused call has written nothing.
 #pragma once
 
@@ -237,7 +237,7 @@ void run_pass(engine& e, const problem& p, const Geometry& geo, const workspace_
             [&](const auto& g) { run_cufft_pass(e, p, g, t, b, io); });
 }
 
-// y = conv2d(x, w) + bias: plans the passes, makes the workspace, runs them.
+// y = conv2d(x, w) + bias: schedules the passes, makes the workspace, runs them.
 // Exactly one of filter.w and filter.given.data is non-null; bias may be
 // null. `geo` has the problem's kernel extent and input channels;
 // depthwise_only, that `p` is depthwise (a depthwise configuration's).

@@ -41,7 +41,7 @@ using owned_event = std::unique_ptr<std::remove_pointer_t<cudaEvent_t>, event_de
 
 enum class fft_direction : int { forward, inverse };
 
-// Every field that defines a batched 2D real FFT plan over T x T tiles.
+// Every field that defines a batched 2D real cuFFT plan over T x T tiles.
 // Real side: tiles are dense (stride 1, distance T*T). Complex side: element
 // (row, col) of transform n sits at n*complex_distance + (row*(T/2+1) + col)*complex_stride.
 struct fft_transform_key {
@@ -66,7 +66,7 @@ struct fft_transform_deleter {
 struct fft_transform {
     std::unique_ptr<cufftHandle, fft_transform_deleter> handle;
     bool double_precision = false;
-    std::size_t work_bytes = 0;  // the work area this plan needs (auto-allocation is off)
+    std::size_t work_bytes = 0;  // the work area this cuFFT plan needs (auto-allocation is off)
 };
 
 // The events of the side-stream fork/join, by role.
@@ -95,7 +95,7 @@ public:
 
     // The cached cuFFT plan for `key`, made on first use (no work area
     // attached yet). The cache keeps the transform_cache_capacity most recently
-    // used plans; plans used while capturing a graph are kept until release().
+    // used cuFFT plans; those used while capturing a graph are kept until release().
     // The reference is valid until the next transform_for call (which may evict).
     const fft_transform& transform_for(const fft_transform_key& key);
     static constexpr std::size_t transform_cache_capacity = 64;
@@ -122,11 +122,11 @@ public:
     // device memory (plus the buffer a growth would free) if that is less.
     std::size_t usable_workspace() const;
 
-    // Frees the workspace, every cached plan and every buffer kept for
+    // Frees the workspace, every cached cuFFT plan and every buffer kept for
     // graphs, after the stream finished with them.
     void release();
 
-    // Runs a plan on this engine's stream with `work` as its work area.
+    // Runs a cuFFT plan on this engine's stream with `work` as its work area.
     void execute(const fft_transform& p, fft_direction direction, void* in, void* out, void* work);
 
     cublasHandle_t blas() const noexcept { return blas_.get(); }
@@ -173,7 +173,7 @@ private:
     void synchronize_streams();
 };
 
-// Throws invalid_argument: `what` (a plan or memory this call needs) cannot
+// Throws invalid_argument: `what` (a cuFFT plan or memory this call needs) cannot
 // be made while the stream is captured, and reserve() is the remedy.
 [[noreturn]] void refuse_during_capture(const std::string& what);
 

@@ -1,5 +1,5 @@
 // fftconv/detail/tiling/pass_schedule.hpp — how a problem is split into passes that
-// each fit the workspace the context may use, and the preparation (plans,
+// each fit the workspace the context may use, and the preparation (cuFFT plans,
 // workspace) a call needs before its first launch.
 //
 // Passes take `batch` samples at a time first; when one sample is too large,

@@ -1,7 +1,7 @@
 // fftconv/detail/tiling/tile_family.hpp — every fact that depends on the
 // tile extent T, in one table: how a tile's lines are transformed, the
-// shape of the blocks that transform them, and what the planner and the cost
-// model assume of them. Kernels, planners and cost models read it here;
+// shape of the blocks that transform them, and what the layouts and the cost
+// model assume of them. Kernels, layouts and cost models read it here;
 // adding an extent is adding a row (and, for a new line transform, its
 // kernel). Extents without a row run cuFFT.
 //

@@ -212,7 +212,7 @@ fft_transform_key input_transform_key(const workspace_layout& t);
 fft_transform_key output_transform_key(const workspace_layout& t);
 
 // Bytes of workspace one pass laid out as `t` needs (on the cuFFT path this
-// makes and caches the pass's plans, whose work area comes last).
+// makes and caches the pass's cuFFT plans, whose work area comes last).
 std::size_t workspace_bytes(engine& e, const workspace_layout& t);
 
 }  // namespace fftconv::detail
