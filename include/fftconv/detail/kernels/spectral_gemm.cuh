@@ -57,6 +57,7 @@
 #include <string>
 
 #include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/kernels/spectral_gemm.hpp"
 
 namespace fftconv::detail {
@@ -615,7 +616,7 @@ work_layout work_layout_of(const spectral_gemm_args& a) {
 // StaticInChannels > 0 needs a.in_channels == StaticInChannels (checked by
 // spectral_gemm_static, the caller).
 template <class tiling, int StaticInChannels = 0>
-void launch(const spectral_gemm_args& a, cudaStream_t stream, const launch_options& options) {
+void launch_tiled(const spectral_gemm_args& a, cudaStream_t stream, const launch_options& options) {
     const work_layout layout = work_layout_of<tiling>(a);
     if (layout.items == 0 || layout.k_tiles == 0) return;
     const auto kernel = spectral_gemm_kernel<tiling, StaticInChannels>;
@@ -631,8 +632,7 @@ void launch(const spectral_gemm_args& a, cudaStream_t stream, const launch_optio
         grid_limit = sms * std::max(per_sm, 1);
     }
     const int grid = std::min(layout.items, grid_limit);
-    kernel<<<grid, tiling::threads, tiling::shared_bytes, stream>>>(a, layout);
-    FFTCONV_CHECK_LAUNCH();
+    launch_unrecorded(kernel, grid, tiling::threads, tiling::shared_bytes, stream, a, layout);
 }
 
 // Rows per warp: the n-tile count (8 rows each) from 4..max_frags that wastes
@@ -657,10 +657,10 @@ template <int warps_o, int warps_m, int k_steps, int stages, int min_blocks, int
 void launch_frags(const spectral_gemm_args& a, cudaStream_t stream, int frags_m, const launch_options& options = {}) {
     constexpr int C = StaticInChannels;
     switch (frags_m) {
-        case 4: return launch<gemm_tiling<warps_o, warps_m, 4, k_steps, stages, min_blocks>, C>(a, stream, options);
-        case 5: return launch<gemm_tiling<warps_o, warps_m, 5, k_steps, stages, min_blocks>, C>(a, stream, options);
-        case 6: return launch<gemm_tiling<warps_o, warps_m, 6, k_steps, stages, min_blocks>, C>(a, stream, options);
-        default: return launch<gemm_tiling<warps_o, warps_m, 7, k_steps, stages, min_blocks>, C>(a, stream, options);
+        case 4: return launch_tiled<gemm_tiling<warps_o, warps_m, 4, k_steps, stages, min_blocks>, C>(a, stream, options);
+        case 5: return launch_tiled<gemm_tiling<warps_o, warps_m, 5, k_steps, stages, min_blocks>, C>(a, stream, options);
+        case 6: return launch_tiled<gemm_tiling<warps_o, warps_m, 6, k_steps, stages, min_blocks>, C>(a, stream, options);
+        default: return launch_tiled<gemm_tiling<warps_o, warps_m, 7, k_steps, stages, min_blocks>, C>(a, stream, options);
     }
 }
 

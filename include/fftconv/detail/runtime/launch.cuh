@@ -20,12 +20,23 @@ void allow_shared_bytes(Kernel kernel, std::size_t bytes) {
         FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes)));
 }
 
+// Launches `kernel` on `stream` and checks the launch, without recording
+// it: for a kernel whose launcher is recorded in its place (the spectral
+// GEMM's launcher picks one of several kernels at run time; tests ask which
+// launcher ran).
+template <class... Params, class... Args>
+void launch_unrecorded(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes,
+                       cudaStream_t stream, Args&&... args) {
+    kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
+    FFTCONV_CHECK_LAUNCH();
+}
+
+// Records `kernel` (launch.hpp), launches it on `stream`, checks the launch.
 template <class... Params, class... Args>
 void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
             Args&&... args) {
     record_launch(reinterpret_cast<const void*>(kernel));
-    kernel<<<grid, block, shared_bytes, stream>>>(std::forward<Args>(args)...);
-    FFTCONV_CHECK_LAUNCH();
+    launch_unrecorded(kernel, grid, block, shared_bytes, stream, std::forward<Args>(args)...);
 }
 
 }  // namespace fftconv::detail
