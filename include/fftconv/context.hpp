@@ -130,7 +130,7 @@ public:
     // w and bias, given dy (y's gradient, y's shape), for the same problem
     // `p`. dx has x's shape, dw w's, dbias out_channels floats (null: not
     // computed). They are written, not accumulated. Same stream, workspace,
-    // capture and error rules as conv2d; their intermediates (src/backward/backward.cu)
+    // capture and error rules as conv2d; their intermediates (src/api/backward.cpp)
     // are kept in a second buffer the context owns beside the workspace
     // (reserve_backward makes both).
     void conv2d_backward_data(const problem& p, const float* dy, const float* w, float* dx);

@@ -1,4 +1,4 @@
-// src/api/backward.cu — the gradients of conv2d (context::conv2d_backward_data,
+// src/api/backward.cpp — the gradients of conv2d (context::conv2d_backward_data,
 // context::conv2d_backward_filter). The data gradient is the forward FFT
 // pipeline on dy with the flipped filter, so every path, table entry and
 // accuracy property of the forward serves it too; the filter gradient sums

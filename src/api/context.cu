@@ -1,6 +1,6 @@
 // src/api/context.cu — the context's forward entry points: each checks its
 // operands, asks the router for the call's route (dispatch/router.hpp) and
-// runs it (dispatch/forward.hpp). The gradients: backward.cu.
+// runs it (dispatch/forward.hpp). The gradients: backward.cpp.
 #include <optional>
 #include <string>
 

@@ -1,4 +1,4 @@
-// src/api/status.cpp — status names and the throw helpers behind the TRY macros (status.hpp, detail/check.hpp).
+// src/api/status.cpp — status names and the throw helpers behind the TRY macros (status.hpp, detail/runtime/check.hpp).
 #include <string>
 
 #include "fftconv/detail/runtime/check.hpp"

@@ -29,7 +29,7 @@ bool fits_depthwise_filter_gradient(const problem& p);
 
 // Scratch the path needs (the partial sums of the spectra).
 // `budget`: the most bytes of partial sums a launch may take (the
-// context's workspace limit caps it: backward.cu).
+// context's workspace limit caps it: src/api/backward.cpp).
 std::size_t depthwise_filter_gradient_scratch(const problem& p, std::int64_t budget = std::int64_t{1} << 30);
 
 // dw of `p` from x and dy (dense tensors on e's device), on e's stream;

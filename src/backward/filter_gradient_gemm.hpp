@@ -19,7 +19,7 @@ namespace fftconv::detail {
 // Whether this path takes `p`: kernels up to 40 per axis, and the gradient's
 // spectrum (one Cin/groups x Cout matrix per bin) within a GiB.
 // `budget`: the most bytes the chunk's spectra and the gradient's spectrum
-// may each take (the context's workspace limit caps it: backward.cu).
+// may each take (the context's workspace limit caps it: src/api/backward.cpp).
 inline constexpr std::int64_t default_gradient_budget = std::int64_t{1} << 30;
 bool fits_filter_gradient_gemm(const problem& p, std::int64_t budget = default_gradient_budget);
 

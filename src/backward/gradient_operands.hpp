@@ -1,5 +1,5 @@
 // src/backward/gradient_operands.hpp — how each gradient becomes a forward
-// convolution (src/backward/backward.cu): the forward problem, and where each element
+// convolution (src/api/backward.cpp): the forward problem, and where each element
 // of its rearranged operands comes from. One definition for the kernels and
 // for the host test of the algebra (test/host/test_gradient_operands.cpp,
 // which runs it through the float64 reference on the CPU).

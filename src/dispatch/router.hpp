@@ -30,7 +30,7 @@ struct route {
 // beats the FFT pipeline's.
 route find_route(std::span<const specialization> registered, const problem& p, int forced_tile_extent);
 
-// The three ways the filter gradient runs (src/api/backward.cu): the fused
+// The three ways the filter gradient runs (src/api/backward.cpp): the fused
 // depthwise sum, the per-bin GEMM, or the forward pipeline on rearranged
 // operands (the general form).
 enum class filter_path { depthwise, gemm, general };

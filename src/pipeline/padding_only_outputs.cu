@@ -1,4 +1,4 @@
-// src/pipeline/padding_only_outputs.cu — see fftconv/detail/padding_only_outputs.hpp.
+// src/pipeline/padding_only_outputs.cu — see fftconv/detail/pipeline/padding_only_outputs.hpp.
 #include <algorithm>
 
 #include "fftconv/detail/runtime/check.hpp"

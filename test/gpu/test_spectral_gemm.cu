@@ -1,4 +1,4 @@
-// The split-TF32 spectral GEMM (detail/spectral_gemm.cuh) against an exact
+// The split-TF32 spectral GEMM (detail/kernels/spectral_gemm.cuh) against an exact
 // float64 product of the same per-bin complex GEMM, and against cuBLAS's FP32
 // CGEMM on the same data: it must be at least as accurate as cuBLAS (or within
 // 3e-7 relative L2, where cuBLAS is near exact because K is tiny), on
@@ -112,7 +112,7 @@ error_stats compare(const gemm_case& g, const spectral_gemm_args& layout, const 
 }
 
 void cublas_fp32(cublasHandle_t blas, const spectral_gemm_args& a, cudaStream_t stream) {
-    // multiply_spectra (src/spectral_product.cpp) before this kernel: FP32 (no TF32) CGEMM.
+    // multiply_spectra (src/pipeline/spectral_product.cu) before this kernel: FP32 (no TF32) CGEMM.
     const cuComplex one{1.0f, 0.0f}, zero{0.0f, 0.0f};
     FFTCONV_CUBLAS_TRY(cublasSetStream(blas, stream));
     FFTCONV_CUBLAS_TRY(cublasCgemmStridedBatched(
