@@ -111,8 +111,8 @@ int choose_tile_extent(const problem& p) {
     if (detail::is_depthwise(p))
         [&]<int... Extents>(extent_list<Extents...>) {
             for (const int t : {Extents...})
-                if (has_fused_depthwise(t) && t >= k && t > largest) candidates.push_back(t);
-        }(detail::family_extents{});
+                if (t >= k && t > largest) candidates.push_back(t);
+        }(fused_depthwise_extents{});
     for (const std::int64_t t : candidates) {
         const double seconds = detail::estimated_seconds(p, int(t));
         if (seconds < best_seconds || (seconds == best_seconds && t < best)) {
