@@ -51,7 +51,12 @@ inline constexpr int block_threads = 256;
 // more than it costs at 13.8 GFLOP, not at 4.6: docs/performance.md).
 inline constexpr double overlap_min_gemm_flops = 8e9;
 
-inline unsigned grid_blocks(std::int64_t total) { return grid_stride_blocks(total, block_threads); }
+// Grid-stride kernels: enough blocks to fill the GPU many times over, never
+// more than the hardware's grid limit.
+inline unsigned grid_blocks(std::int64_t total) {
+    const std::int64_t blocks = (total + block_threads - 1) / block_threads;
+    return unsigned(std::clamp<std::int64_t>(blocks, 1, std::int64_t{1} << 20));
+}
 
 // Calls f(geo with its tile extent a constant) when the runtime tile extent
 // is one of `Extents`, and returns whether it did.
@@ -177,8 +182,8 @@ void run_cufft_pass(engine& e, const problem& p, const Geometry& geo, const work
                       p.in_channels, t.outputs, t.tiles_wide, t.tiles_per_image, io.x_strides, io.first_row, io.first_col};
     const std::int64_t input_total = t.input_transforms * geo.tile_elements();
     const auto gather = gather_tiles<Geometry, double>;
-    launch(gather, grid_blocks(input_total), block_threads, 0, e.stream(), geo, in, io.x,
-           static_cast<double*>(b.real), input_total);
+    launch(gather, grid_blocks(input_total), block_threads, 0, e.stream(), geo, in, io.x, static_cast<double*>(b.real),
+                                                                       input_total);
     e.execute(e.transform_for(input_transform_key(t)), fft_direction::forward, b.real, b.input_spectrum, b.fft_work);
 
     multiply_spectra(e, t, io.filter, b, 0, p.out_channels, io.groups);
@@ -190,8 +195,7 @@ void run_cufft_pass(engine& e, const problem& p, const Geometry& geo, const work
     out.bias = io.bias;
     const std::int64_t output_total = p.output_elements();
     const auto scatter = scatter_tiles<Geometry, double>;
-    launch(scatter, grid_blocks(output_total), block_threads, 0, e.stream(), geo, out,
-           static_cast<const double*>(b.real), io.y, output_total);
+    launch(scatter, grid_blocks(output_total), block_threads, 0, e.stream(), geo, out, static_cast<const double*>(b.real), io.y, output_total);
 }
 
 // One depthwise pass on a fused_depthwise_extents extent (see run_pass): no
