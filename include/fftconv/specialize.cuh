@@ -53,7 +53,7 @@ std::vector<const void*> specialized_kernels() {
         if constexpr (has_fused_fft(Cfg.tile_extent))
             filter = reinterpret_cast<const void*>(forward_tiles<G, filter_tiles<G>>);
         else
-            filter = reinterpret_cast<const void*>(filter_dft<G>);
+            filter = reinterpret_cast<const void*>(filter_dft<G, slot_order_sink>);
         return {filter, reinterpret_cast<const void*>(depthwise_tiles<G, false>),
                 reinterpret_cast<const void*>(depthwise_tiles<G, true>)};
     } else if constexpr (has_fused_fft(Cfg.tile_extent))

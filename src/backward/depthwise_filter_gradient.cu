@@ -226,9 +226,11 @@ void depthwise_filter_gradient(engine& e, const problem& p, const float* x, cons
     const std::int64_t step = channels_per_launch(p, g, budget);
     for (g.first_out = 0; g.first_out < p.out_channels; g.first_out += step) {
         const std::int64_t channels = std::min(step, p.out_channels - g.first_out);
-        launch(accumulate_products, unsigned(channels * g.splits), dim3(tile, groups), tile_family_of(tile).shared_bytes(), e.stream(), g, x, dy, partial);
+        launch(accumulate_products, unsigned(channels * g.splits), dim3(tile, groups),
+               tile_family_of(tile).shared_bytes(), e.stream(), g, x, dy, partial);
         const std::int64_t sums = channels * bins;
-        launch(sum_splits, unsigned(std::min<std::int64_t>(ceil_div(sums, 256), 1 << 20)), 256, 0, e.stream(), g, partial, sums);
+        launch(sum_splits, unsigned(std::min<std::int64_t>(ceil_div(sums, 256), 1 << 20)), 256, 0, e.stream(), g,
+               partial, sums);
         launch(inverse_to_filter, unsigned(channels), tile, 0, e.stream(), g, partial, dw);
     }
 }

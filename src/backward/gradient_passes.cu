@@ -11,9 +11,7 @@ namespace {
 
 constexpr int block_threads = 256;
 
-unsigned blocks_for(std::int64_t total) {
-    return unsigned(std::clamp<std::int64_t>((total + block_threads - 1) / block_threads, 1, std::int64_t{1} << 20));
-}
+unsigned blocks_for(std::int64_t total) { return grid_stride_blocks(total, block_threads); }
 
 // out[t] = in[map.source(t)], or 0 where it is -1 (gradient_operands.hpp).
 template <class Map>

@@ -196,7 +196,7 @@ void run_planes_kernel(engine& e, const problem& p, const float* x, const float*
     for (std::int64_t first = 0; first < blocks; first += max_blocks) {
         const auto block_count = unsigned(std::min(max_blocks, blocks - first));
         launch(direct_depthwise_planes, block_count, threads, shared, e.stream(), g, x, w, bias, y,
-                                                                        first * g.planes_per_block);
+               first * g.planes_per_block);
     }
 }
 

@@ -33,10 +33,10 @@ void write_padding_only_outputs(const problem& p, const float* bias, float* y, c
     if (!has_padding_only_outputs(p)) return;
     const std::int64_t rows = p.batch * p.out_channels * p.out_height();
     constexpr int threads = 256;
-    const auto blocks = unsigned(std::clamp<std::int64_t>((rows + threads - 1) / threads, 1, std::int64_t{1} << 20));
-    launch(fill_padding_only, blocks, threads, 0, stream, y, bias, rows, p.out_channels, p.out_height(), p.out_width(),
-                                                      padding_only_lines(p.padding.height, p.kernel.height),
-                                                      padding_only_lines(p.padding.width, p.kernel.width));
+    const unsigned blocks = grid_stride_blocks(rows, threads);
+    launch(fill_padding_only, blocks, threads, 0, stream, y, bias, rows, p.out_channels, p.out_height(),
+           p.out_width(), padding_only_lines(p.padding.height, p.kernel.height),
+           padding_only_lines(p.padding.width, p.kernel.width));
 }
 
 }  // namespace fftconv::detail

@@ -95,9 +95,10 @@ void slot_order_filters(engine& e, const workspace_layout& t, const filter_opera
     const int T = t.geometry.tile_extent();
     const std::int64_t total = t.geometry.out_channels() * T * T;
     constexpr int threads = 256;
-    const auto blocks = unsigned(std::clamp<std::int64_t>((total + threads - 1) / threads, 1, std::int64_t{1} << 20));
-    launch(slot_order_filter, blocks, threads, 0, e.stream(), static_cast<const double2*>(filter.data) + filter.column_offset, static_cast<float2*>(channel_major), T,
-        t.geometry.out_channels(), filter.bin_stride);
+    const unsigned blocks = grid_stride_blocks(total, threads);
+    launch(slot_order_filter, blocks, threads, 0, e.stream(),
+           static_cast<const double2*>(filter.data) + filter.column_offset, static_cast<float2*>(channel_major), T,
+           t.geometry.out_channels(), filter.bin_stride);
 }
 
 template <class Complex>
@@ -105,8 +106,9 @@ void transpose_filter(engine& e, const workspace_layout& t, const filter_operand
     const std::int64_t bins = t.geometry.freq_bins(), channels = t.geometry.out_channels();
     const std::int64_t tiles = (channels + 31) / 32 * ((bins + 31) / 32);
     const auto kernel = transpose_bins<Complex>;
-    launch(kernel, unsigned(std::min<std::int64_t>(tiles, std::int64_t{1} << 20)), dim3(32, 8), 0, e.stream(), static_cast<const Complex*>(filter.data) + filter.column_offset, static_cast<Complex*>(channel_major), bins,
-        channels, filter.bin_stride);
+    launch(kernel, unsigned(std::min<std::int64_t>(tiles, std::int64_t{1} << 20)), dim3(32, 8), 0, e.stream(),
+           static_cast<const Complex*>(filter.data) + filter.column_offset, static_cast<Complex*>(channel_major),
+           bins, channels, filter.bin_stride);
 }
 
 }  // namespace
@@ -125,11 +127,12 @@ void launch_depthwise_product(engine& e, const workspace_layout& t, const filter
                               const channel_groups& groups) {
     const std::int64_t total = t.geometry.freq_bins() * count * t.gemm_rows;
     constexpr int threads = 256;
-    const auto blocks = unsigned(std::clamp<std::int64_t>((total + threads - 1) / threads, 1, std::int64_t{1} << 20));
+    const unsigned blocks = grid_stride_blocks(total, threads);
     const auto kernel = depthwise_product<Complex>;
-    launch(kernel, blocks, threads, 0, e.stream(), static_cast<const Complex*>(b.input_spectrum), static_cast<const Complex*>(filter.data) + filter.column_offset,
-        static_cast<Complex*>(b.output_spectrum), t.gemm_rows, first, count, total, t.input_bin_stride,
-        filter.bin_stride, t.output_bin_stride, groups.first_out, groups.out_per_group);
+    launch(kernel, blocks, threads, 0, e.stream(), static_cast<const Complex*>(b.input_spectrum),
+           static_cast<const Complex*>(filter.data) + filter.column_offset, static_cast<Complex*>(b.output_spectrum),
+           t.gemm_rows, first, count, total, t.input_bin_stride, filter.bin_stride, t.output_bin_stride,
+           groups.first_out, groups.out_per_group);
 }
 
 // Output channels [first, last) of a depthwise pass (see depthwise_product).

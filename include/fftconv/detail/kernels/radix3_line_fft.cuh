@@ -45,6 +45,17 @@ __host__ __device__ constexpr bool is_radix3_extent(int n) { return n % 3 == 0 &
 __host__ __device__ constexpr int frequency_in_slot(int slot, int tile_extent) {
     return slot / 3 + tile_extent / 3 * (slot % 3);
 }
+// ... and the slot that holds frequency f (its inverse).
+__host__ __device__ constexpr int slot_of_frequency(int f, int tile_extent) {
+    return 3 * (f % (tile_extent / 3)) + f / (tile_extent / 3);
+}
+
+constexpr bool slots_and_frequencies_invert(int tile_extent) {
+    for (int slot = 0; slot < tile_extent; ++slot)
+        if (slot_of_frequency(frequency_in_slot(slot, tile_extent), tile_extent) != slot) return false;
+    return true;
+}
+static_assert(slots_and_frequencies_invert(48) && slots_and_frequencies_invert(96));
 
 // w_T^(r k) = exp(-+2 pi i r k / T) for r = 1, 2 and k < T / 3, computed in
 // double at compile time and rounded once.

@@ -51,12 +51,7 @@ inline constexpr int block_threads = 256;
 // more than it costs at 13.8 GFLOP, not at 4.6: docs/performance.md).
 inline constexpr double overlap_min_gemm_flops = 8e9;
 
-// Grid-stride kernels: enough blocks to fill the GPU many times over, never
-// more than the hardware's grid limit.
-inline unsigned grid_blocks(std::int64_t total) {
-    const std::int64_t blocks = (total + block_threads - 1) / block_threads;
-    return unsigned(std::clamp<std::int64_t>(blocks, 1, std::int64_t{1} << 20));
-}
+inline unsigned grid_blocks(std::int64_t total) { return grid_stride_blocks(total, block_threads); }
 
 // Calls f(geo with its tile extent a constant) when the runtime tile extent
 // is one of `Extents`, and returns whether it did.
@@ -98,6 +93,7 @@ struct pass_io {
     std::int64_t first_row, first_col;
     const float* w;              // the filters of the pass's output channels to transform first, or null
     filter_operand filter;       // the spectrum to multiply by
+    bool filter_in_order;        // a depthwise pass: an earlier pass left `filter` in its kernel's order
     const float* bias;           // the pass's output channels' bias, or null
     float* y;                    // the pass's first output
     tensor_strides y_strides;
@@ -124,8 +120,9 @@ void transform_filters(engine& e, const Geometry& geo, const workspace_layout& t
         },
         [&](const auto& g) {
             if (t.image_to_output) {  // the radix-3 depthwise extents
-                launch_filter_dft(g, w, t.filter_transforms, static_cast<double2*>(spectrum), t.filter_bin_stride,
-                                  stream);
+                const half_spectrum_sink sink{static_cast<double2*>(spectrum), t.filter_bin_stride,
+                                              g.tile_extent() / 2 + 1};
+                launch_filter_dft(g, w, t.filter_transforms, sink, stream);
                 return;
             }
             const double scale = 1.0 / double(g.tile_elements());
@@ -182,8 +179,8 @@ void run_cufft_pass(engine& e, const problem& p, const Geometry& geo, const work
                       p.in_channels, t.outputs, t.tiles_wide, t.tiles_per_image, io.x_strides, io.first_row, io.first_col};
     const std::int64_t input_total = t.input_transforms * geo.tile_elements();
     const auto gather = gather_tiles<Geometry, double>;
-    launch(gather, grid_blocks(input_total), block_threads, 0, e.stream(), geo, in, io.x, static_cast<double*>(b.real),
-                                                                       input_total);
+    launch(gather, grid_blocks(input_total), block_threads, 0, e.stream(), geo, in, io.x,
+           static_cast<double*>(b.real), input_total);
     e.execute(e.transform_for(input_transform_key(t)), fft_direction::forward, b.real, b.input_spectrum, b.fft_work);
 
     multiply_spectra(e, t, io.filter, b, 0, p.out_channels, io.groups);
@@ -195,16 +192,27 @@ void run_cufft_pass(engine& e, const problem& p, const Geometry& geo, const work
     out.bias = io.bias;
     const std::int64_t output_total = p.output_elements();
     const auto scatter = scatter_tiles<Geometry, double>;
-    launch(scatter, grid_blocks(output_total), block_threads, 0, e.stream(), geo, out, static_cast<const double*>(b.real), io.y, output_total);
+    launch(scatter, grid_blocks(output_total), block_threads, 0, e.stream(), geo, out,
+           static_cast<const double*>(b.real), io.y, output_total);
 }
 
 // One depthwise pass on a fused_depthwise_extents extent (see run_pass): no
-// channel sum, so no spectra in between (fused_depthwise.cuh).
+// channel sum, so no spectra in between (fused_depthwise.cuh). The kernel
+// reads the filter spectrum channel-major from the output spectrum's place,
+// which no kernel of the pass writes: later passes over the same output
+// channels find it there. On the radix-3 extents the filter DFT writes it in
+// that order itself; otherwise a copy orders the filter spectrum.
 template <class Geometry>
 void run_depthwise_pass(engine& e, const problem& p, const Geometry& geo, const workspace_layout& t,
                         const pipeline_buffers& b, const pass_io& io) {
-    if (io.w != nullptr) transform_filters(e, geo, t, b, io.w, 1, b.filter_spectrum, e.stream());
-    channel_major_filter(e, t, io.filter, b.output_spectrum);
+    const bool radix3 = tile_family_of(t.geometry.tile_extent()).lines == line_transform::radix3;
+    if (io.w != nullptr && radix3) {
+        const slot_order_sink sink{static_cast<float2*>(b.output_spectrum), t.geometry.tile_extent()};
+        launch_filter_dft(geo, io.w, t.filter_transforms, sink, e.stream());
+    } else {
+        if (io.w != nullptr) transform_filters(e, geo, t, b, io.w, 1, b.filter_spectrum, e.stream());
+        if (io.w != nullptr || !io.filter_in_order) channel_major_filter(e, t, io.filter, b.output_spectrum);
+    }
     const auto run_on = [&](const auto& g) {
         using G = std::decay_t<decltype(g)>;
         const tile_grid grid{p.batch, t.tiles_wide, t.tiles_per_image, t.tile_slots};
@@ -268,6 +276,7 @@ void run_pipeline(engine& e, const problem& p, const Geometry& geo, const float*
         io.w = holds_filter && first_of_channels ? filter.w + o0 * filter_size : nullptr;
         io.filter = holds_filter ? filter_operand{b.filter_spectrum, 0, q.out_channels, t.filter_bin_stride}
                                  : filter_operand{filter.given.data, o0, filter.given.ld, filter.given.bin_stride};
+        io.filter_in_order = holds_filter && !first_of_channels;
         io.bias = bias == nullptr ? nullptr : bias + o0;
         io.y = y + b0 * ys.batch + o0 * ys.channel + row0 * ys.row;
         io.y_strides = ys;

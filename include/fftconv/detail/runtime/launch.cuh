@@ -2,7 +2,9 @@
 // record it (when a test asks), launch it, check the launch.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include <cuda_runtime_api.h>
@@ -11,6 +13,13 @@
 #include "fftconv/detail/runtime/launch.hpp"
 
 namespace fftconv::detail {
+
+// Blocks of `threads` for a grid-stride kernel over `total` items: enough to
+// cover them, at least one, never more than 2^20 (the kernel loops over the
+// rest; far below the hardware's grid limit).
+inline unsigned grid_stride_blocks(std::int64_t total, int threads) {
+    return unsigned(std::clamp<std::int64_t>((total + threads - 1) / threads, 1, std::int64_t{1} << 20));
+}
 
 // Opts a kernel in to more than 48 KiB of dynamic shared memory (on the
 // current device: cheap enough to repeat at every launch).

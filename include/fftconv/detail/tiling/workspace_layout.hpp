@@ -186,7 +186,10 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     // output spectrum's place holds the filter spectrum channel-major instead
     // (channel_major_filter, spectral_product.hpp).
     t.input_spectrum_elements = t.image_to_output ? 0 : g.freq_bins() * t.input_bin_stride;
-    t.filter_spectrum_elements = holds_filter ? g.freq_bins() * t.filter_bin_stride : 0;
+    // The radix-3 depthwise kernel's filter DFT writes straight into the
+    // channel-major place (the output spectrum's): no filter spectrum between.
+    const bool direct_filter = t.image_to_output && tile_family_of(tile_extent).lines == line_transform::radix3;
+    t.filter_spectrum_elements = holds_filter && !direct_filter ? g.freq_bins() * t.filter_bin_stride : 0;
     t.output_spectrum_elements = t.image_to_output ? g.freq_bins() * p.out_channels : g.freq_bins() * t.output_bin_stride;
     return t;
 }
