@@ -101,15 +101,19 @@ __global__ void __launch_bounds__(threads, 3)
     for (std::int64_t first = begin; first < end; first += 2) {
         const gradient_positions::place second = g.at.next(at);
         const tile_window wa = window(at, first), wb = window(second, first + 1);
-        at = g.at.next(second);
-        // Positions q and q + 1 may be two samples: each window (block) is
+        // Positions q and q + 1 of two samples: each window (block) is
         // scaled to magnitude ~1 before the shared transform, and each
-        // product taken back by its window's and block's factors.
+        // product taken back by its window's and block's factors. Of one
+        // sample they are two windows of one image, which need none (as an
+        // image's tiles in the forward pass: fused_tile_fft.cuh).
+        const bool balance = at.b != second.b && first + 1 < end;
+        at = g.at.next(second);
         float2 largest;
         load_pair<tile>(z, lane, group == 0 ? x : dy, wa, wb, 1.0f, largest);
-        largest_of.add(linear, largest);
+        if (balance) largest_of.add(linear, largest);
         __syncthreads();
-        const pair_scale of_x = largest_of.scale(0), of_dy = largest_of.scale(1);
+        const pair_scale of_x = balance ? largest_of.scale(0) : pair_scale{};
+        const pair_scale of_dy = balance ? largest_of.scale(1) : pair_scale{};
         const pair_scale& own = group == 0 ? of_x : of_dy;
         const float back_q = of_x.out.x * of_dy.out.x, back_next = of_x.out.y * of_dy.out.y;
         // Rows, then columns: two transposing passes over one FFT body.
