@@ -19,10 +19,7 @@
 // that in every multiply-add one operand is the same for the whole warp (a
 // shared-memory broadcast) and the other is the thread's own: the row DFT's
 // lanes are filter rows (twiddle shared, filter value own), the column DFT's
-// lanes output rows (row-DFT value shared, twiddle own). The row DFT reads
-// its twiddles from a per-block table of the block's columns (no index
-// arithmetic in its loop); the column DFT sums even and odd rows apart
-// (four fused multiply-adds a complex product, both output rows from them).
+// lanes output rows (row-DFT value shared, twiddle own).
 #pragma once
 
 #include <cstdint>
@@ -79,15 +76,14 @@ struct slot_order_sink {
 // the rows x, x + T/2, ..., for the column DFTs the output rows x and x + T/2.
 template <class Geometry, class Sink>
 __global__ void filter_dft(Geometry geo, const float* __restrict__ w, std::int64_t filters, double scale, Sink sink) {
-    constexpr int C = dft_thread_columns, B = dft_block_columns;
+    constexpr int C = dft_thread_columns;
     const int T = geo.tile_extent(), half = T / 2, kh = geo.kernel_height(), kw = geo.kernel_width();
-    const int columns = half + 1, column_blocks = (columns + B - 1) / B;
+    const int columns = half + 1, column_blocks = (columns + dft_block_columns - 1) / dft_block_columns;
     extern __shared__ double2 dft_shared[];
-    double2* twiddle = dft_shared;              // [T]: exp(-2 pi i k / T)
-    double2* partial = twiddle + T;             // [kh][B]
-    double2* row_twiddle = partial + kh * B;    // [kw][B]: exp(-2 pi i g j / T) of the block's columns
-    const int thread = threadIdx.x + threadIdx.y * blockDim.x, threads = blockDim.x * blockDim.y;
-    for (int k = thread; k < T; k += threads) {
+    double2* twiddle = dft_shared;       // [T]
+    double2* partial = dft_shared + T;   // [kh][dft_block_columns]
+    const int thread = threadIdx.x + threadIdx.y * blockDim.x;
+    for (int k = thread; k < T; k += blockDim.x * blockDim.y) {
         double s, c;
         sincospi(-2.0 * k / T, &s, &c);
         twiddle[k] = double2{c, s};
@@ -95,71 +91,56 @@ __global__ void filter_dft(Geometry geo, const float* __restrict__ w, std::int64
     const int own = threadIdx.y * C;  // the thread's first column within the block's
     for (std::int64_t work = blockIdx.x; work < filters * column_blocks; work += gridDim.x) {
         const std::int64_t n = work / column_blocks;
-        const int block_first = int(work % column_blocks) * B, first = block_first + own;  // g of column 0
-        __syncthreads();  // the twiddles are written; the last work's partial sums and row twiddles read
-        for (int idx = thread; idx < kw * B; idx += threads) {
-            const int j = idx / B, g = block_first + idx % B;  // g < T (past T/2: unused columns)
-            row_twiddle[idx] = twiddle[g * j % T];
-        }
-        __syncthreads();
+        const int first = int(work % column_blocks) * dft_block_columns + own;  // g of the thread's column 0
+        __syncthreads();  // the twiddles are written; the last work's partial sums read
         const float* filter = w + n * kh * kw;
         for (int i = threadIdx.x; i < kh; i += half) {
             double re[C] = {}, im[C] = {};
+            int k[C] = {};  // g j mod T (g < T: one subtraction keeps it below T)
             for (int j = 0; j < kw; ++j) {
                 const double v = filter[i * kw + j];
 #pragma unroll
                 for (int c = 0; c < C; ++c) {
-                    const double2 t = row_twiddle[j * B + own + c];
+                    const double2 t = twiddle[k[c]];
                     re[c] = fma(v, t.x, re[c]);
                     im[c] = fma(v, t.y, im[c]);
+                    k[c] += first + c;
+                    if (k[c] >= T) k[c] -= T;
                 }
             }
 #pragma unroll
-            for (int c = 0; c < C; ++c) partial[i * B + own + c] = double2{re[c], im[c]};
+            for (int c = 0; c < C; ++c) partial[i * dft_block_columns + own + c] = double2{re[c], im[c]};
         }
         __syncthreads();
         // Rows f and f + T/2 together: exp(-2 pi i (f + T/2) i' / T) is
-        // exp(-2 pi i f i' / T) times (-1)^i' (T is even), so the sums over
-        // even i' and odd i' give both: W[f] = even + odd, W[f + T/2] =
-        // even - odd. Two rows of partial a step, one twiddle each.
+        // exp(-2 pi i f i' / T) times (-1)^i', so one load of each operand
+        // serves both (T is even).
         const int f = threadIdx.x;
-        double2 even[C] = {}, odd[C] = {};
-        const auto add = [](double2& sum, double2 a, double2 t) {  // sum += a t
-            sum.x = fma(a.x, t.x, sum.x);
-            sum.x = fma(-a.y, t.y, sum.x);
-            sum.y = fma(a.x, t.y, sum.y);
-            sum.y = fma(a.y, t.x, sum.y);
-        };
-        const auto step = [&](int k) { return k + f >= T ? k + f - T : k + f; };  // k = f i mod T, i + 1
-        int i = 0, k = 0;
-        for (; i + 1 < kh; i += 2) {
-            const double2 t_even = twiddle[k];
-            k = step(k);
-            const double2 t_odd = twiddle[k];
-            k = step(k);
+        double re[C] = {}, im[C] = {}, re_half[C] = {}, im_half[C] = {};
+        double sign = 1;
+        for (int i = 0, k = 0; i < kh; ++i, k = k + f >= T ? k + f - T : k + f, sign = -sign) {  // k = f i mod T
+            const double2 t = twiddle[k];
 #pragma unroll
             for (int c = 0; c < C; ++c) {
-                add(even[c], partial[i * B + own + c], t_even);
-                add(odd[c], partial[(i + 1) * B + own + c], t_odd);
+                const double2 a = partial[i * dft_block_columns + own + c];
+                const double pr = fma(a.x, t.x, -a.y * t.y), pi = fma(a.x, t.y, a.y * t.x);
+                re[c] += pr;
+                im[c] += pi;
+                re_half[c] = fma(sign, pr, re_half[c]);
+                im_half[c] = fma(sign, pi, im_half[c]);
             }
-        }
-        if (i < kh) {
-            const double2 t_even = twiddle[k];
-#pragma unroll
-            for (int c = 0; c < C; ++c) add(even[c], partial[i * B + own + c], t_even);
         }
 #pragma unroll
         for (int c = 0; c < C; ++c) {
             if (first + c >= columns) break;
-            sink(n, f, first + c, double2{scale * (even[c].x + odd[c].x), scale * (even[c].y + odd[c].y)});
-            sink(n, f + half, first + c, double2{scale * (even[c].x - odd[c].x), scale * (even[c].y - odd[c].y)});
+            sink(n, f, first + c, double2{scale * re[c], scale * im[c]});
+            sink(n, f + half, first + c, double2{scale * re_half[c], scale * im_half[c]});
         }
     }
 }
 
 inline std::size_t filter_dft_shared_bytes(const tile_geometry<>& g) {
-    return sizeof(double2) *
-           std::size_t(g.tile_extent() + (g.kernel_height() + g.kernel_width()) * dft_block_columns);
+    return sizeof(double2) * std::size_t(g.tile_extent() + g.kernel_height() * dft_block_columns);
 }
 
 // The spectra of `filters` filters of `w` to `sink` (see filter_dft), scaled
