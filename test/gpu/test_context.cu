@@ -13,10 +13,30 @@ using namespace fftconv;
 
 namespace {
 
-
 void filter_twice(context& ctx, const problem& p, const float* x, const float* w, float* y) {
     const filter_spectrum spectrum = ctx.transform_filter(p, w);
     ctx.conv2d(p, x, spectrum, y);
+}
+
+// The plain call and the call reusing its transformed filter, on the same
+// inputs (x from `seed`, w from seed + 1), give the same bits; `inspect`
+// sees the spectrum.
+template <class Inspect>
+void check_reuse_same_bits(context& ctx, const problem& p, std::uint64_t seed, Inspect&& inspect) {
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto y1 = reference::make_device_array<float>(p.output_elements());
+    auto y2 = reference::make_device_array<float>(p.output_elements());
+    reference::fill_normal(x.data(), x.size, seed, ctx.stream());
+    reference::fill_normal(w.data(), w.size, seed + 1, ctx.stream());
+    ctx.conv2d(p, x.data(), w.data(), y1.data());
+    const filter_spectrum s = ctx.transform_filter(p, w.data());
+    inspect(s);
+    ctx.conv2d(p, x.data(), s, y2.data());
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+    const auto h1 = reference::to_host(y1.data(), y1.size);
+    const auto h2 = reference::to_host(y2.data(), y2.size);
+    CHECK(std::memcmp(h1.data(), h2.data(), h1.size() * sizeof(float)) == 0);
 }
 
 }  // namespace
@@ -25,23 +45,12 @@ TEST_CASE("a transformed filter reused gives the oracle's answer, bit for bit th
     context ctx;
     for (const problem& p : {problem{2, 64, 64, 100, 90, 8}, problem{1, 5, 9, 40, 33, 6}}) {
         testing::check_conv(ctx, p, 31, filter_twice);
-        // Same inputs both ways: identical bits.
-        auto x = reference::make_device_array<float>(p.input_elements());
-        auto w = reference::make_device_array<float>(p.filter_elements());
-        auto y1 = reference::make_device_array<float>(p.output_elements());
-        auto y2 = reference::make_device_array<float>(p.output_elements());
-        reference::fill_normal(x.data(), x.size, 1, ctx.stream());
-        reference::fill_normal(w.data(), w.size, 2, ctx.stream());
-        ctx.conv2d(p, x.data(), w.data(), y1.data());
-        const filter_spectrum s = ctx.transform_filter(p, w.data());
-        CHECK(s.bytes() == s.geometry().complex_bytes() *
-                               std::size_t(detail::make_layout(p, s.geometry().tile_extent()).filter_spectrum_elements));
-        CHECK(s.bytes() >= s.geometry().complex_bytes() * std::size_t(s.geometry().freq_bins()) * std::size_t(p.in_channels * p.out_channels));
-        ctx.conv2d(p, x.data(), s, y2.data());
-        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
-        const auto h1 = reference::to_host(y1.data(), y1.size);
-        const auto h2 = reference::to_host(y2.data(), y2.size);
-        CHECK(std::memcmp(h1.data(), h2.data(), h1.size() * sizeof(float)) == 0);
+        check_reuse_same_bits(ctx, p, 1, [&](const filter_spectrum& s) {
+            CHECK(s.bytes() == s.geometry().complex_bytes() *
+                                   std::size_t(detail::make_layout(p, s.geometry().tile_extent()).filter_spectrum_elements));
+            CHECK(s.bytes() >= s.geometry().complex_bytes() * std::size_t(s.geometry().freq_bins()) *
+                                   std::size_t(p.in_channels * p.out_channels));
+        });
     }
 }
 
@@ -56,18 +65,7 @@ TEST_CASE("on the radix-3 depthwise tiles, the filter DFT's own channel-major or
         context ctx;
         ctx.force_tile_extent(tile);
         REQUIRE(ctx.plan(p).geometry.tile_extent() == tile);
-        auto x = reference::make_device_array<float>(p.input_elements());
-        auto w = reference::make_device_array<float>(p.filter_elements());
-        auto y1 = reference::make_device_array<float>(p.output_elements());
-        auto y2 = reference::make_device_array<float>(p.output_elements());
-        reference::fill_normal(x.data(), x.size, 7, ctx.stream());
-        reference::fill_normal(w.data(), w.size, 8, ctx.stream());
-        ctx.conv2d(p, x.data(), w.data(), y1.data());
-        ctx.conv2d(p, x.data(), ctx.transform_filter(p, w.data()), y2.data());
-        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
-        const auto h1 = reference::to_host(y1.data(), y1.size);
-        const auto h2 = reference::to_host(y2.data(), y2.size);
-        CHECK(std::memcmp(h1.data(), h2.data(), h1.size() * sizeof(float)) == 0);
+        check_reuse_same_bits(ctx, p, 7, [](const filter_spectrum&) {});
         testing::check_conv(ctx, p, 41);
     }
 }
