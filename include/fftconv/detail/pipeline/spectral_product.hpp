@@ -46,7 +46,8 @@ struct channel_groups {
 
 // The fused depthwise kernel's filter (fused_depthwise.cuh): the pass's
 // output channels' spectra out of `filter` (bin-major; float2, or double2
-// from the direct DFT on the radix-3 extents) into
+// on the radix-3 extents: a kept spectrum, context::transform_filter; there
+// a fresh filter's DFT writes this order itself, filter_dft.cuh) into
 // channel_major[o * bins + bin], so that a column of one channel's bins is
 // contiguous (the bin-major layout made every lane of a warp read its own
 // cache line); on the radix-3 extents in float, the whole T x T grid in
