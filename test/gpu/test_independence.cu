@@ -160,8 +160,11 @@ void forward_independence(context& ctx, const problem& p, bool scale_filter, sca
         }
 }
 
-// Both gradients and the bias gradient with one operand's slices scaled.
-enum class gradient_operand { x, w, dy };
+// Both gradients and the bias gradient with one operand's slices scaled
+// (x_against_dy: x's by the factor, dy's by its inverse, so that each
+// sample's share of dw keeps its size while x and dy swap which sample is
+// large).
+enum class gradient_operand { x, w, dy, x_against_dy };
 
 void gradient_independence(context& ctx, const problem& p, gradient_operand scaled, scaled_slice which,
                            std::uint64_t seed) {
@@ -178,6 +181,10 @@ void gradient_independence(context& ctx, const problem& p, gradient_operand scal
                 case gradient_operand::x: scale_slices(x.data(), input_extents(p), factor_of(which, ratio)); break;
                 case gradient_operand::w: scale_slices(w.data(), filter_extents(p), factor_of(which, ratio)); break;
                 case gradient_operand::dy: scale_slices(dy.data(), output_extents(p), factor_of(which, ratio)); break;
+                case gradient_operand::x_against_dy:
+                    scale_slices(x.data(), input_extents(p), factor_of(which, ratio));
+                    scale_slices(dy.data(), output_extents(p), factor_of(which, 1.0 / ratio));
+                    break;
             }
             auto dx = reference::make_device_array<float>(p.input_elements());
             auto dw = reference::make_device_array<float>(p.filter_elements());
@@ -193,29 +200,35 @@ void gradient_independence(context& ctx, const problem& p, gradient_operand scal
             reference::data_gradient_gpu(p, dy.data(), w.data(), exact_dx.data(), ctx.stream());
             reference::filter_gradient_gpu(p, x.data(), dy.data(), exact_dw.data(), exact_db.data(), ctx.stream());
             FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+            const char* operand = scaled == gradient_operand::x    ? "x"
+                                  : scaled == gradient_operand::w    ? "w"
+                                  : scaled == gradient_operand::dy   ? "dy"
+                                                                     : "x against dy";
             const std::string what = to_string(p) + " " + reference::to_string(kind) +
-                                     " ratio=" + std::to_string(ratio) + " operand " +
-                                     (scaled == gradient_operand::x ? "x" : scaled == gradient_operand::w ? "w" : "dy");
+                                     " ratio=" + std::to_string(ratio) + " operand " + operand;
             // How each result's slices scale (dx[b][c], dw[o][c], dbias[o]):
             // with the scaled slice's index where the result keeps it apart,
             // else with the largest factor of the slices it sums.
-            const double summed = std::max(ratio, 1.0);
-            const auto f = factor_of(which, ratio);
+            const bool against = scaled == gradient_operand::x_against_dy;
+            const double dy_ratio = against ? 1.0 / ratio : ratio;  // what dy's scaled slices were scaled by
+            const double summed = std::max(ratio, 1.0), dy_summed = std::max(dy_ratio, 1.0);
+            const auto f = factor_of(which, ratio), f_dy = factor_of(which, dy_ratio);
             const bool by_sample = which == scaled_slice::first_sample;
             const slice_factor dx_factor = [&](std::int64_t b, std::int64_t c) {
                 if (scaled == gradient_operand::w) return f(0, c);   // w's input channel c feeds dx[:, c]
-                return by_sample ? f(b, 0) : summed;                 // dy: its sample, or all its channels summed
+                return by_sample ? f_dy(b, 0) : dy_summed;           // dy: its sample, or all its channels summed
             };
             const slice_factor dw_factor = [&](std::int64_t o, std::int64_t c) {
+                if (against) return 1.0;                                       // every sample's share unchanged
                 if (by_sample) return summed;                                  // every sample summed
                 return scaled == gradient_operand::x ? f(0, c) : f(0, o);     // x's channel c, dy's channel o
             };
             const slice_factor db_factor = [&](std::int64_t o, std::int64_t) {
                 if (scaled == gradient_operand::x) return 1.0;
-                return by_sample ? summed : f(0, o);
+                return by_sample ? dy_summed : f(0, o);
             };
             // dx depends on dy and w only; dw and dbias on x and dy only.
-            if (scaled != gradient_operand::x)
+            if (scaled != gradient_operand::x && !against)
                 check_slices(worst_slice(reference::to_host(dx.data(), dx.size),
                                          reference::to_host(exact_dx.data(), exact_dx.size), input_extents(p),
                                          reference::max_relative_l2, dx_factor),
@@ -301,6 +314,15 @@ TEST_CASE("gradients: each sample and channel of dx, each channel of dw and dbia
     gradient_independence(ctx, dense, gradient_operand::dy, scaled_slice::first_sample, 43);
     gradient_independence(ctx, dense, gradient_operand::dy, scaled_slice::even_channels, 44);
     gradient_independence(ctx, dense, gradient_operand::w, scaled_slice::even_filter_inputs, 45);
+    // The filter gradient on its 32-point grid (kernels up to 8), whose
+    // transform pairs are two positions of one channel: 9 positions a
+    // sample, so one pair in each two samples spans them.
+    const problem dense32{.batch = 2, .in_channels = 8, .out_channels = 6, .height = 62, .width = 62, .kernel = 5};
+    gradient_independence(ctx, dense32, gradient_operand::x, scaled_slice::even_channels, 49);
+    gradient_independence(ctx, dense32, gradient_operand::dy, scaled_slice::even_channels, 50);
+    gradient_independence(ctx, dense32, gradient_operand::x, scaled_slice::first_sample, 51);
+    gradient_independence(ctx, dense32, gradient_operand::x_against_dy, scaled_slice::first_sample, 52);
+    gradient_independence(ctx, dense, gradient_operand::x_against_dy, scaled_slice::first_sample, 53);
     const problem dw = depthwise(2, 128, 56, 31);  // dx on the compiled 96-point configuration
     gradient_independence(ctx, dw, gradient_operand::x, scaled_slice::first_sample, 46);
     gradient_independence(ctx, dw, gradient_operand::dy, scaled_slice::first_sample, 47);

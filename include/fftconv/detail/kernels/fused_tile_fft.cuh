@@ -21,7 +21,7 @@
 // rounds both partners to the larger one's magnitude, so a tile beside one a
 // million times larger would keep a millionth of its precision. Where the
 // partners are slices a user treats as independent (two filters, two
-// channels of a gradient, two samples of a depthwise pair), each is first
+// samples of a depthwise pair or of a filter gradient's positions), each is first
 // brought to magnitude ~1 by an exact power of two and taken back after the
 // transform (pair_scale): every partner is then rounded as if it were
 // transformed alone, and no finite tile overflows inside the transform.
@@ -88,6 +88,16 @@ __device__ __forceinline__ unsigned lanes_below() {
     return mask;
 }
 
+// The lanes of thread `linear`'s warp that work on its pair (pair p is
+// threads [p * PairThreads, (p + 1) * PairThreads) of the block).
+template <int PairThreads>
+__device__ __forceinline__ unsigned pair_lanes(int linear) {
+    const int pair = linear / PairThreads, warp = linear / 32;
+    const int lo = max(pair * PairThreads, warp * 32) - warp * 32;
+    const int hi = min((pair + 1) * PairThreads, warp * 32 + 32) - warp * 32;
+    return (hi - lo == 32 ? 0xffffffffu : (1u << (hi - lo)) - 1u) << lo;
+}
+
 // The partners' largest magnitudes, gathered over the threads of each pair
 // of a block: pair p is threads [p * PairThreads, (p + 1) * PairThreads) of
 // the block's linear order. Each warp's first lane of a pair writes that
@@ -100,15 +110,11 @@ struct pair_largest {
     static_assert(Threads % 32 == 0 && PairThreads >= 16, "whole warps, at most two pairs a warp");
     uint2 slot[Threads / 32][2];
 
-    // Every lane of the warp calls it, thread `linear` of the block
-    // (largest.x: the real partner's, .y: the imaginary one's).
+    // Every lane of the pair in this warp calls it, thread `linear` of the
+    // block (largest.x: the real partner's, .y: the imaginary one's).
     __device__ void add(int linear, float2 largest) {
         const int pair = linear / PairThreads, warp = linear / 32;
-        // The lanes of this warp in this thread's pair: [lo, hi) (pair p is threads
-        // [p * PairThreads, (p + 1) * PairThreads)).
-        const int lo = max(pair * PairThreads, warp * 32) - warp * 32;
-        const int hi = min((pair + 1) * PairThreads, warp * 32 + 32) - warp * 32;
-        const unsigned same = (hi - lo == 32 ? 0xffffffffu : (1u << (hi - lo)) - 1u) << lo;
+        const unsigned same = pair_lanes<PairThreads>(linear);
         const unsigned a = __reduce_max_sync(same, __float_as_uint(largest.x));
         const unsigned b = __reduce_max_sync(same, __float_as_uint(largest.y));
         if ((same & lanes_below()) == 0u) slot[warp][pair - warp * 32 / PairThreads] = uint2{a, b};
@@ -276,20 +282,42 @@ __device__ output_pair output_pair_at(const output_tiles<Geometry>& sink, std::i
 // tiles z (pitch T + 1) in shared memory; thread `lane` of a pair works on
 // row `lane` or column `lane` of its tile.
 
-// The windows of a source's tiles n and n + 1 (each left empty outside
-// [0, tile_count)): for an image, one place found and stepped to the next.
+// The two tiles a forward transform pair holds: tile `first` (the real
+// partner, where has_first) and tile first + second_offset (the imaginary
+// one, where has_second); `balanced`: its partners are slices a user treats
+// as independent, brought to a common magnitude around the shared transform
+// (pair_scale). By default pair p is tiles 2p and 2p + 1 (each skipped from
+// tile_count on), balanced where scales_partners says so; a source may pair
+// other tiles (filter_gradient_gemm.cu: two positions of one channel, balanced
+// only where they are two samples').
+struct tile_pair {
+    std::int64_t first, second_offset;
+    bool has_first, has_second, balanced;
+};
 template <class Source>
-__device__ void pair_windows(const Source& source, std::int64_t n, std::int64_t tile_count, tile_window& a,
-                             tile_window& b) {
-    if (n < tile_count) a = source.window(n);
-    if (n + 1 < tile_count) b = source.window(n + 1);
+__device__ tile_pair pair_tiles(const Source&, std::int64_t pair, std::int64_t tile_count) {
+    const std::int64_t n = 2 * pair;
+    return {n, 1, n < tile_count, n + 1 < tile_count, scales_partners<Source>};
+}
+// How many pairs hold a source's tile_count tiles (host code: the launch).
+template <class Source>
+std::int64_t pair_count(const Source&, std::int64_t tile_count) {
+    return (tile_count + 1) / 2;
+}
+
+// The windows of a pair's tiles (each left empty where the pair lacks it):
+// for an image, one place found and stepped to the next.
+template <class Source>
+__device__ void pair_windows(const Source& source, const tile_pair& pair, tile_window& a, tile_window& b) {
+    if (pair.has_first) a = source.window(pair.first);
+    if (pair.has_second) b = source.window(pair.first + pair.second_offset);
 }
 template <class Geometry>
-__device__ void pair_windows(const image_tiles<Geometry>& source, std::int64_t n, std::int64_t tile_count,
-                             tile_window& a, tile_window& b) {
-    const tile_place first = source.grid.place(n), second = source.grid.next(first);
-    if (n < tile_count) a = source.window(first.channel, first);
-    if (n + 1 < tile_count) b = source.window(second.channel, second);
+__device__ void pair_windows(const image_tiles<Geometry>& source, const tile_pair& pair, tile_window& a,
+                             tile_window& b) {
+    const tile_place first = source.grid.place(pair.first), second = source.grid.next(first);
+    if (pair.has_first) a = source.window(first.channel, first);
+    if (pair.has_second) b = source.window(second.channel, second);
 }
 
 // Element (0, column) of a window of a tensor in global memory, stepped a
@@ -476,11 +504,13 @@ template <class Source>
 __device__ float tile_scale(const Source& source, std::int64_t) {
     return source.scale;
 }
-// What a source keeps of pair n's largest magnitudes (float bits; the
-// filter gradient keeps each channel's for its inverse:
-// filter_gradient_gemm.cu); by default, nothing.
+// Whether a source keeps its pairs' largest magnitudes (the filter
+// gradient keeps each of x's channels' for its inverse:
+// filter_gradient_gemm.cu): record_largest(source, pair, bits) is called by
+// one lane of each warp of the pair with the float bits of the largest
+// magnitudes (.x: the first partner's, .y: the second's) the warp loaded.
 template <class Source>
-__device__ void record_largest(const Source&, std::int64_t, uint2) {}
+constexpr bool records_largest = false;
 
 // The scales of an inverse's pairs (n, n + 1), by default none: the tiles of
 // one output image need none.
@@ -494,31 +524,42 @@ struct no_pair_scales {
 // This launch covers the pairs from `first_pair` on (a launch has at most
 // max_fused_blocks blocks).
 template <class Geometry, class Source>
-__global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_extent).threads())
+__global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_extent).threads(),
+                                  tile_family_of(Geometry::static_extents.tile_extent).dense_min_blocks)
     forward_tiles(Source source, std::int64_t tile_count, std::int64_t first_pair, std::int64_t bin_stride,
                   float2* __restrict__ spectrum) {
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = tile_family_of(T).pairs, threads = tile_family_of(T).threads(), freq_cols = T / 2 + 1;
-    constexpr bool scaling = scales_partners<Source>;
+    constexpr bool may_balance = scales_partners<Source>;
     extern __shared__ float2 shared[];
     __shared__ pair_largest<threads, T> largest_of;
-    const int lane = threadIdx.x, group = threadIdx.y;
-    float2* z = shared + group * T * pitch;
-    const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
-
-    // Load the pair (a, b) = tiles (n0, n0 + 1), zero outside their windows.
-    tile_window wa = tile_window{}, wb = tile_window{};
-    pair_windows(source, n0, tile_count, wa, wb);
-    float2 largest;
-    load_pair<T>(z, lane, tile_data(source, n0), wa, wb, tile_scale(source, n0), largest);
-    if constexpr (scaling) largest_of.add(group * T + lane, largest);
-    __syncthreads();
-    const pair_scale factors = scaling ? largest_of.scale(group) : pair_scale{};
-    // The stores below split pair g (not this thread's): its factors from shared memory.
+    // The stores below split pair g (not this thread's): its tiles and factors from shared memory.
+    __shared__ tile_pair pair_of[pairs];
     __shared__ float2 back_of[pairs];
-    if (scaling && lane == 0) {
-        back_of[group] = factors.out;
-        if (n0 < tile_count) record_largest(source, n0, largest_of.bits(group));
+    const int lane = threadIdx.x, group = threadIdx.y, linear = group * T + lane;
+    float2* z = shared + group * T * pitch;
+    const std::int64_t block_pair = first_pair + std::int64_t(blockIdx.x) * pairs;
+
+    // Load the pair's tiles, zero outside their windows.
+    const tile_pair pair = pair_tiles(source, block_pair + group, tile_count);
+    tile_window wa = tile_window{}, wb = tile_window{};
+    pair_windows(source, pair, wa, wb);
+    float2 largest;
+    load_pair<T>(z, lane, tile_data(source, pair.first), wa, wb, tile_scale(source, pair.first), largest);
+    if constexpr (records_largest<Source>) {
+        const unsigned same = pair_lanes<T>(linear);
+        const uint2 bits{__reduce_max_sync(same, __float_as_uint(largest.x)),
+                         __reduce_max_sync(same, __float_as_uint(largest.y))};
+        if ((same & lanes_below()) == 0u && pair.has_first) record_largest(source, pair, bits);
+    }
+    if (may_balance && pair.balanced) largest_of.add(linear, largest);
+    // Whether any pair of the block is balanced (pair_tiles decides it from
+    // indices alone, so blocks of unbalanced pairs skip the factors' reads).
+    const bool balancing = may_balance ? __syncthreads_or(pair.balanced) : (__syncthreads(), false);
+    const pair_scale factors = may_balance && pair.balanced ? largest_of.scale(group) : pair_scale{};
+    if (lane == 0) {
+        pair_of[group] = pair;
+        if (balancing) back_of[group] = factors.out;
     }
     // Rows, then columns: two transposing passes over one FFT body. Rows
     // outside both windows are zero, and so is their FFT.
@@ -527,7 +568,7 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     for (int pass = 0; pass < 2; ++pass) {
         float2 v[T];
         read_row<T>(z, lane, v);
-        if (scaling && pass == 0 && factors.active)
+        if (may_balance && pass == 0 && factors.active)
 #pragma unroll
             for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
         tile_sync<T>(group);  // every row is in registers before the columns overwrite them
@@ -538,29 +579,32 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     __syncthreads();  // the stores below read every tile of the block
 
     // Split the pair and store bin-major; consecutive threads of a bin write
-    // consecutive tiles, so each bin's stores from this block are contiguous.
+    // consecutive pairs, so each bin's stores from this block are contiguous
+    // where pairs are adjacent tiles (one 16-byte store a bin, n even).
     // Thread `linear` splits pair g = linear % pairs (threads is a multiple of
     // pairs) at bins linear / pairs + T j, j < freq_cols: exactly freq_cols
     // bins each, found by stepping (row, column) and the output address,
     // not by dividing the flat index by freq_cols and multiplying it by the
     // bin stride at every step.
-    const int linear = group * T + lane, g = linear % pairs;
+    const int g = linear % pairs;
     const float2* zg = shared + g * T * pitch;
-    const std::int64_t n = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs) + 2 * g;
-    const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
-    const float2 back = scaling ? back_of[g] : float2{1.0f, 1.0f};
+    const tile_pair at = pair_of[g];
+    const bool adjacent = at.has_first && at.has_second && at.second_offset == 1;
+    const float2 back = balancing ? back_of[g] : float2{1.0f, 1.0f};
     int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
-    float2* out = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
+    float2* out = spectrum + std::int64_t(linear / pairs) * bin_stride + at.first;
     const std::int64_t step = std::int64_t(T) * bin_stride;
     for (int j = 0; j < freq_cols; ++j) {
         const float2 zk = zg[r * pitch + s];
         const float2 zm = zg[((T - r) & (T - 1)) * pitch + ((T - s) & (T - 1))];  // Z[-k]: T is a power of two
         const float2 a{0.5f * back.x * (zk.x + zm.x), 0.5f * back.x * (zk.y - zm.y)};
         const float2 b{0.5f * back.y * (zk.y + zm.y), -0.5f * back.y * (zk.x - zm.x)};
-        if (both)
+        if (adjacent) {
             *reinterpret_cast<float4*>(out) = float4{a.x, a.y, b.x, b.y};
-        else if (first_only)
-            out[0] = a;
+        } else {
+            if (at.has_first) out[0] = a;
+            if (at.has_second) out[at.second_offset] = b;
+        }
         out += step;
         // The next bin, T on: T = freq_cols + T/2 - 1.
         s += T / 2 - 1;
@@ -671,9 +715,9 @@ void launch_forward_tiles(const Source& source, std::int64_t tile_count, std::in
     constexpr tile_family family = tile_family_of(Geometry::static_extents.tile_extent);
     const auto kernel = forward_tiles<Geometry, Source>;
     allow_shared_bytes(kernel, family.shared_bytes());
-    const std::int64_t pair_count = (tile_count + 1) / 2;
-    for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * family.pairs) {
-        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pair_count - first, family.pairs)));
+    const std::int64_t pairs = pair_count(source, tile_count);
+    for (std::int64_t first = 0; first < pairs; first += max_fused_blocks * family.pairs) {
+        const auto blocks = unsigned(std::min(max_fused_blocks, ceil_div(pairs - first, family.pairs)));
         launch(kernel, blocks, dim3(family.tile_extent, family.pairs), family.shared_bytes(), stream, source,
                tile_count, first, bin_stride, spectrum);
     }

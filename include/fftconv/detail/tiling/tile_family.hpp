@@ -17,6 +17,10 @@
 //   must allow (__launch_bounds__): as many as shared memory allows, which
 //   measured faster than the natural register count despite a little spill
 //   (0: no bound).
+// - dense_min_blocks: blocks per SM the dense forward transform's registers
+//   must allow (__launch_bounds__; 0: no bound). At T = 32 five (96
+//   registers): left free, the filter gradient's chunk transform takes 128
+//   and four.
 // - unrolled_passes: the dense transforms' transposing passes are unrolled
 //   (below T = 64, where the unrolled code fits the instruction cache and is
 //   faster than the loop); at 64 one FFT body runs in a loop.
@@ -68,6 +72,7 @@ struct tile_family {
     int pairs;                  // tile pairs a fused block holds
     int line_threads;           // threads per line in the depthwise kernel
     int depthwise_min_blocks;   // __launch_bounds__ of the depthwise kernel (0: none)
+    int dense_min_blocks;       // __launch_bounds__ of the dense forward transform (0: none)
     int output_rounding;        // an overlap-save tile's outputs, rounded to a multiple of this
     bool unrolled_passes;       // the dense transforms' passes unrolled (else one FFT body in a loop)
     double depthwise_pair_seconds_per_point;
@@ -94,14 +99,15 @@ struct tile_family {
 // The table. A function, not an array, so device code may read it at run time.
 FFTCONV_HOST_DEVICE constexpr tile_family tile_family_of(int tile_extent) {
     using enum line_transform;
-    // T, lines, pairs, line_threads, depthwise_min_blocks, output_rounding, unrolled_passes, s per pair point
+    // T, lines, pairs, line_threads, depthwise_min_blocks, dense_min_blocks, output_rounding, unrolled_passes,
+    // s per pair point
     switch (tile_extent) {
-        case 16: return {16, registers, 8, 1, 6, 1, true, 1.75e-12};
-        case 32: return {32, registers, 4, 1, 0, 1, true, 1.45e-12};
-        case 48: return {48, radix3, 2, 1, 6, 1, true, 1.75e-12};
-        case 64: return {64, registers, 2, 1, 3, 1, false, 1.1e-12};
-        case 96: return {96, radix3, 1, 3, 3, 32, false, 1.6e-12};
-        default: return {tile_extent, cufft, 0, 0, 0, 1, false, 0.0};
+        case 16: return {16, registers, 8, 1, 6, 0, 1, true, 1.75e-12};
+        case 32: return {32, registers, 4, 1, 0, 5, 1, true, 1.45e-12};
+        case 48: return {48, radix3, 2, 1, 6, 0, 1, true, 1.75e-12};
+        case 64: return {64, registers, 2, 1, 3, 0, 1, false, 1.1e-12};
+        case 96: return {96, radix3, 1, 3, 3, 0, 32, false, 1.6e-12};
+        default: return {tile_extent, cufft, 0, 0, 0, 0, 1, false, 0.0};
     }
 }
 
