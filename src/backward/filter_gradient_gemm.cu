@@ -6,15 +6,17 @@
 // channels and the output channels rounded up to even, the spare slot an
 // empty tile), so X is [bin][q][g][c] and D [bin][q][o] (one buffer: per
 // bin D, then X; one launch transforms both), and a transform pair is two
-// positions of one channel (chunk_tiles). Per bin and group the GEMM
+// positions of one channel on the 32-point grid, two channels of one
+// position on the 64-point one (chunk_tiles). Per bin and group the GEMM
 //   out[o][c] = sum_q X_c[q] conj(D_o[q])     (c within o's group)
 // leaves out [bin][o][c_slot], c_slot < cg_slots (the group's input channels
 // rounded up to even, the spare slot zero), so the inverse transform's tile
 // n = o * cg_slots + c writes dw[o][c] in place and its pairs are (c, c ^ 1)
 // of one output channel. Non-finite values: one in x's channel c reaches
 // dw[:, c] whole (the transforms spread it over the taps) and at most
-// dw[:, c ^ 1] besides (the inverse pairs); one in dy's channel o reaches
-// dw[o] only. Chunks after the first are summed in
+// dw[:, c ^ 1] besides (the inverse pairs, and the transform pairs on 64
+// points); one in dy's channel o reaches dw[o], and on 64 points at most
+// dw[o ^ 1] besides. Chunks after the first are summed in
 // double (sum_chunks): their count grows with batch x blocks. D carries the
 // inverse's 1/T^2.
 //
@@ -117,44 +119,57 @@ struct position_tiles {
     }
 };
 
+// Whether the transforms on a grid pair two positions of one channel rather
+// than two channels at one position: where a block's stores of one partner
+// still fill a 32-byte sector a bin (4 pairs a block at T = 32; at T = 64
+// two pairs' 16 bytes measured the filter gradient 50% slower).
+constexpr bool pairs_positions(int tile) { return tile_family_of(tile).pairs * sizeof(float2) >= 32; }
+
 // A chunk's tiles in one launch: dy's blocks (tiles [0, split)), then x's
-// windows. A transform pair is positions q and q + 1 of one channel (q even
-// within the chunk; chunks start at even positions, chunking_of), so its
-// partners are one slice's and need no balancing except where q + 1 begins
-// another sample; where chunks are single positions (width 1), each tile is
-// alone. x's pairs record each channel slot's largest magnitude (float
-// bits) in `largest`: the inverse pairs two input channels of dw, whose
-// sizes follow x's.
+// windows. With `positions_paired` a transform pair is positions q and q + 1
+// of one channel (q even within the chunk; chunks start at even positions,
+// chunk_of), one slice's, balanced only where q + 1 begins another sample;
+// else tiles n and n + 1 (split is even, so a pair reads one tensor), two
+// channels at one position, always balanced. x's pairs record each channel
+// slot's largest magnitude (float bits) in `largest`: the inverse pairs two
+// input channels of dw, whose sizes follow x's.
 struct chunk_tiles {
     position_tiles<false> blocks;
     position_tiles<true> windows;
-    std::int64_t split;                 // dy's tiles: positions x dy's slots
-    std::int64_t positions, units;      // the chunk's positions; pairs of them (per channel slot)
-    std::int64_t blocks_per_sample;     // positions per sample
-    int width;                          // positions a pair holds: 2, or 1
-    unsigned* largest;                  // x_slots of them, zero before the first chunk
+    std::int64_t split;              // dy's tiles: the chunk's positions x dy's slots
+    std::int64_t positions;          // the chunk's
+    std::int64_t blocks_per_sample;  // positions a sample
+    bool positions_paired;
+    unsigned* largest;               // x_slots of them, zero before the first chunk
     __device__ tile_window window(std::int64_t n) const {
         return n < split ? blocks.window(n) : windows.window(n - split);
     }
+    // Pairs of positions a channel slot has.
+    FFTCONV_HOST_DEVICE std::int64_t units() const { return (positions + 1) / 2; }
 };
 }  // namespace
 template <>
 constexpr bool records_largest<chunk_tiles> = true;
 namespace {
 
-// Pair p: dy's pairs first (units x dy's slots of them), then x's; within
-// each, unit u = p / slots at channel slot p % slots.
-__device__ tile_pair pair_tiles(const chunk_tiles& source, std::int64_t pair, std::int64_t) {
-    const std::int64_t dy_pairs = source.units * source.blocks.slots;
+// Paired positions: dy's pairs first (units x dy's slots of them), then x's;
+// within each, unit u = p / slots at channel slot p % slots.
+__device__ tile_pair pair_tiles(const chunk_tiles& source, std::int64_t pair, std::int64_t tile_count) {
+    if (!source.positions_paired) {
+        const std::int64_t n = 2 * pair;
+        return {n, 1, n < tile_count, n + 1 < tile_count, true};
+    }
+    const std::int64_t dy_pairs = source.units() * source.blocks.slots;
     const bool of_x = pair >= dy_pairs;
     const std::int64_t slots = of_x ? source.windows.slots : source.blocks.slots;
-    const std::int64_t local = of_x ? pair - dy_pairs : pair, unit = local / slots, q = unit * source.width;
-    const bool has_first = unit < source.units, has_second = has_first && source.width == 2 && q + 1 < source.positions;
+    const std::int64_t local = of_x ? pair - dy_pairs : pair, unit = local / slots, q = 2 * unit;
+    const bool has_first = unit < source.units(), has_second = has_first && q + 1 < source.positions;
     const bool spans = has_second && (source.blocks.first + q + 1) % source.blocks_per_sample == 0;
     return {(of_x ? source.split : 0) + q * slots + (local - unit * slots), slots, has_first, has_second, spans};
 }
-std::int64_t pair_count(const chunk_tiles& source, std::int64_t) {
-    return source.units * (source.blocks.slots + source.windows.slots);
+std::int64_t pair_count(const chunk_tiles& source, std::int64_t tile_count) {
+    return source.positions_paired ? source.units() * (source.blocks.slots + source.windows.slots)
+                                   : (tile_count + 1) / 2;
 }
 __device__ const float* tile_data(const chunk_tiles& source, std::int64_t n) {
     return n < source.split ? source.blocks.tensor : source.windows.tensor;
@@ -164,7 +179,13 @@ __device__ float tile_scale(const chunk_tiles& source, std::int64_t n) {
 }
 __device__ void record_largest(const chunk_tiles& source, const tile_pair& pair, uint2 bits) {
     if (pair.first < source.split) return;
-    atomicMax(source.largest + (pair.first - source.split) % source.windows.slots, max(bits.x, bits.y));
+    unsigned* slot = source.largest + (pair.first - source.split) % source.windows.slots;
+    if (source.positions_paired) {
+        atomicMax(slot, max(bits.x, bits.y));
+    } else {  // slots slot and slot + 1
+        atomicMax(slot, bits.x);
+        atomicMax(slot + 1, bits.y);
+    }
 }
 
 // The inverse's pair (n, n + 1) = dw[o][c], dw[o][c + 1] (n = o * cg_slots +
@@ -196,9 +217,9 @@ std::int64_t chunk_of(const problem& p, int tile, std::int64_t budget) {
     const std::int64_t positions = positions_of(p, tile).count();
     std::int64_t most =
         std::min(std::max<std::int64_t>(budget / per_position, 1), tensor_gemm(p) ? max_chunk_tensor : max_chunk_ffma);
-    // Chunks start at even positions (a transform pair is two positions,
-    // chunk_tiles): an even chunk, unless one chunk holds every position.
-    if (most < positions && most > 1) most -= most % 2;
+    // Chunks start at even positions where a transform pair is two
+    // positions (chunk_tiles): an even chunk, unless one holds them all.
+    if (pairs_positions(tile) && most < positions && most > 1) most -= most % 2;
     return std::clamp<std::int64_t>(most, 1, positions);
 }
 
@@ -296,7 +317,7 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
     const std::int64_t cg = p.group_in_channels();
     const geometry geo(T + 1 - p.kernel.height, T + 1 - p.kernel.width, p.in_channels, p.out_channels, T);
     const float scale = 1.0f / float(T * T);
-    const int width = g.chunk % 2 == 0 || g.chunks == 1 ? 2 : 1;  // positions a transform pair holds
+    const bool positions_paired = pairs_positions(T) && (g.chunk % 2 == 0 || g.chunks == 1);
     for (std::int64_t first = 0; first < at.count(); first += g.chunk) {
         const std::int64_t count = std::min(g.chunk, at.count() - first);
         // Both operands in one launch: neither fills the GPU alone on small
@@ -304,7 +325,7 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
         // two: docs/performance.md).
         const chunk_tiles tiles{{at, dy, first, g.dy_slots, p.out_channels, g.dy_slots, scale},
                                 {at, x, first, g.x_slots, cg, g.cg_slots, 1.0f},
-                                count * g.dy_slots, count, ceil_div(count, width), at.blocks, width, largest};
+                                count * g.dy_slots, count, at.blocks, positions_paired, largest};
         launch_forward_tiles<geometry>(tiles, count * (g.dy_slots + g.x_slots), g.stride, spectra, e.stream());
         multiply(e, p, g, count, spectra + count * g.dy_slots, spectra, out);
         if (g.chunks > 1) {
