@@ -330,7 +330,7 @@ void run_gemm(engine& e, const problem& p, const float* x, const float* dy, floa
         multiply(e, p, g, count, spectra + count * g.dy_slots, spectra, out);
         if (g.chunks > 1) {
             const std::int64_t total = bins * g.out_stride, chunk = first / g.chunk;
-            launch(sum_chunks, unsigned(std::min<std::int64_t>(ceil_div(total, 256), 1 << 20)), 256, 0, e.stream(),
+            launch(sum_chunks, grid_stride_blocks(total, 256), 256, 0, e.stream(),
                    out, sum, total, chunk == 0, chunk == g.chunks - 1);
         }
     }

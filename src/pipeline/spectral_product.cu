@@ -114,7 +114,7 @@ void transpose_filter(engine& e, const workspace_layout& t, const filter_operand
 }  // namespace
 
 void channel_major_filter(engine& e, const workspace_layout& t, const filter_operand& filter, void* channel_major) {
-    if (t.image_to_output && tile_family_of(t.geometry.tile_extent()).lines == line_transform::radix3) slot_order_filters(e, t, filter, channel_major);
+    if (t.slot_ordered_filter) slot_order_filters(e, t, filter, channel_major);
     else if (t.geometry.double_intermediates()) transpose_filter<double2>(e, t, filter, channel_major);
     else transpose_filter<float2>(e, t, filter, channel_major);
 }

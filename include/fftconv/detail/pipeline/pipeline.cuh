@@ -205,13 +205,12 @@ void run_cufft_pass(engine& e, const problem& p, const Geometry& geo, const work
 template <class Geometry>
 void run_depthwise_pass(engine& e, const problem& p, const Geometry& geo, const workspace_layout& t,
                         const pipeline_buffers& b, const pass_io& io) {
-    const bool radix3 = tile_family_of(t.geometry.tile_extent()).lines == line_transform::radix3;
-    if (io.w != nullptr && radix3) {
+    if (io.w != nullptr && t.slot_ordered_filter) {
         const slot_order_sink sink{static_cast<float2*>(b.output_spectrum), t.geometry.tile_extent()};
         launch_filter_dft(geo, io.w, t.filter_transforms, sink, e.stream());
     } else {
         if (io.w != nullptr) transform_filters(e, geo, t, b, io.w, 1, b.filter_spectrum, e.stream());
-        if (io.w != nullptr || !io.filter_in_order) channel_major_filter(e, t, io.filter, b.output_spectrum);
+        if (!io.filter_in_order) channel_major_filter(e, t, io.filter, b.output_spectrum);
     }
     const auto run_on = [&](const auto& g) {
         using G = std::decay_t<decltype(g)>;

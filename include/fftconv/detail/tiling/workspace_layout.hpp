@@ -103,6 +103,11 @@ struct workspace_layout {
     // Depthwise on a fused_depthwise_extents extent: image to y in one kernel
     // per tile pair (fused_depthwise.cuh), no input or output spectra.
     bool image_to_output;
+    // image_to_output on a radix-3 extent: the kernel reads each filter's
+    // spectrum over the whole T x T grid in its slot order, which a fresh
+    // filter's DFT writes straight into the output spectrum's place
+    // (filter_dft.cuh: slot_order_sink), with no filter spectrum between.
+    bool slot_ordered_filter;
     tile_outputs outputs;          // per tile (tile_outputs_of)
     std::int64_t tiles_high;       // tiles per image along the height
     std::int64_t tiles_wide;       // tiles per image along the width
@@ -158,6 +163,7 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     const tile_geometry<>& g = t.geometry;
     t.holds_filter = holds_filter;
     t.image_to_output = is_depthwise(p) && has_fused_depthwise(tile_extent);
+    t.slot_ordered_filter = t.image_to_output && tile_family_of(tile_extent).lines == line_transform::radix3;
     t.outputs = tile_outputs_of(p, tile_extent);
     t.tiles_high = ceil_div(p.out_height(), t.outputs.high);
     t.tiles_wide = ceil_div(p.out_width(), t.outputs.wide);
@@ -186,10 +192,7 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     // output spectrum's place holds the filter spectrum channel-major instead
     // (channel_major_filter, spectral_product.hpp).
     t.input_spectrum_elements = t.image_to_output ? 0 : g.freq_bins() * t.input_bin_stride;
-    // The radix-3 depthwise kernel's filter DFT writes straight into the
-    // channel-major place (the output spectrum's): no filter spectrum between.
-    const bool direct_filter = t.image_to_output && tile_family_of(tile_extent).lines == line_transform::radix3;
-    t.filter_spectrum_elements = holds_filter && !direct_filter ? g.freq_bins() * t.filter_bin_stride : 0;
+    t.filter_spectrum_elements = holds_filter && !t.slot_ordered_filter ? g.freq_bins() * t.filter_bin_stride : 0;
     t.output_spectrum_elements = t.image_to_output ? g.freq_bins() * p.out_channels : g.freq_bins() * t.output_bin_stride;
     return t;
 }
