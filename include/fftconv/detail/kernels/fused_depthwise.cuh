@@ -179,18 +179,55 @@ struct radix3_block {
           first_row(tile_family_of(T).line_threads == 3 ? lane / 32 * 32 : 0) {}
 };
 
+// Whether a largest magnitude (max_magnitude's: NaN where a value was) is a
+// finite value of at least 2^64.
+__device__ __forceinline__ bool overflows_unbalanced(float largest) {
+    const unsigned bits = __float_as_uint(largest);
+    return bits >= 0x5f800000u && bits < 0x7f800000u;
+}
+
+// The barrier after a pair's load (the whole pair's, not a line group's:
+// every thread's largest magnitude is in before any reads them), and the
+// pair's factors. Balanced: its largest magnitudes gathered, false where
+// check_finite finds a value not finite. Unbalanced: whether some value of
+// the block could overflow (`huge`), which makes both partners' factors
+// 2^-64 in and 2^64 out.
+template <bool balance, class Largest>
+__device__ __forceinline__ bool pair_loaded(Largest& largest_of, int linear, float2 largest, bool finite,
+                                            bool check_finite, bool& huge) {
+    huge = false;
+    if constexpr (balance) {
+        largest_of.add(linear, largest);
+        if (check_finite) return __syncthreads_and(finite);
+        __syncthreads();  // a plain barrier where nothing is checked (no reduction)
+    } else {
+        huge = __syncthreads_or(overflows_unbalanced(largest.x) || overflows_unbalanced(largest.y));
+    }
+    return true;
+}
+template <bool balance, class Largest>
+__device__ __forceinline__ pair_scale pair_factors(const Largest& largest_of, int group, bool huge) {
+    if constexpr (balance) return largest_of.scale(group);
+    if (!huge) return pair_scale{};
+    return pair_scale{float2{0x1p-64f, 0x1p-64f}, float2{0x1p64f, 0x1p64f}, true};
+}
+
 // Input windows in_real + i in_imag of x (empty: none) -> z, transformed,
 // times conj(W) of the filter `w` (the output channel's spectrum, its bins
 // contiguous), inverse transformed, written to output tiles n, n + 1 of
 // `sink` as `part` says (those in [0, tile_count)); their windows are found
-// after the transforms, not kept through them (at T = 64 that spilled). With
-// check_finite, returns false right after the load when a loaded value (in
-// any thread of the block) is not finite; else true. (Checking the loaded
-// values costs fewer registers than checking the spectrum's DC bin.) The
-// two tiles may be two samples: each is
-// balanced before the shared transform and taken back on the way out
-// (pair_scale), their largest magnitudes gathered in `largest_of` by the
-// block's thread `linear`.
+// after the transforms, not kept through them (at T = 64 that spilled).
+// With `balance` (the two tiles may be two samples) each is balanced before
+// the shared transform and taken back on the way out (pair_scale), their
+// largest magnitudes gathered in `largest_of` by the block's thread
+// `linear`; with check_finite it returns false right after the load when a
+// loaded value (in any thread of the block) is not finite. (Checking the
+// loaded values costs fewer registers than checking the spectrum's DC bin.)
+// Without `balance` (two tiles of one image, which need no balancing) the
+// pair's factors are none, or, where some finite value of the block's tiles
+// reaches 2^64 (which the shared transform could overflow), 2^-64 on the
+// way in and 2^64 on the way out for both partners: constants behind one
+// block-wide flag, not registers kept through the passes. Else true.
 //
 // Powers of two: four transposing passes (fused_tile_fft.cuh, read_row)
 // over one FFT body: the input's rows, the columns (times conj(W)), the rows
@@ -205,7 +242,7 @@ struct radix3_block {
 // outputs; then y from z. The forward passes leave digit-reversed order, the
 // inverse ones natural. A block barrier only where rows turn into columns
 // and back; elsewhere the line group's (rows_sync, line_sync).
-template <int T, class Geometry, class Largest>
+template <int T, bool balance, class Geometry, class Largest>
 __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, int lane, int share, int group,
                                                const float* x, tile_window in_real, tile_window in_imag,
                                                const float2* w, const output_tiles<Geometry>& sink, std::int64_t n,
@@ -217,13 +254,9 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
     if constexpr (tile_family_of(T).lines == line_transform::registers) {
         float2 largest;
         const bool finite = load_pair<T>(z, lane, x, in_real, in_imag, 1.0f, largest);
-        largest_of.add(linear, largest);
-        if (check_finite) {
-            if (!__syncthreads_and(finite)) return false;
-        } else {
-            __syncthreads();  // a plain barrier where nothing is checked (no reduction)
-        }
-        const pair_scale factors = largest_of.scale(group);
+        bool huge;
+        if (!pair_loaded<balance>(largest_of, linear, largest, finite, check_finite, huge)) return false;
+        const pair_scale factors = pair_factors<balance>(largest_of, group, huge);
 #pragma unroll 1  // at every T: unrolled, T = 32 took 128 registers instead of 102
         for (int pass = 0; pass < 4; ++pass) {
             float2 v[T];
@@ -250,15 +283,9 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
         float2 largest;
         const bool finite =
             load_pair<T, block.rows>(z, block.column, x, in_real, in_imag, 1.0f, largest, block.first_row);
-        largest_of.add(linear, largest);
-        // The whole pair's barrier, not the line group's: every thread's
-        // largest magnitude is in before any reads them.
-        if (check_finite) {
-            if (!__syncthreads_and(finite)) return false;
-        } else {
-            __syncthreads();
-        }
-        const pair_scale factors = largest_of.scale(group);
+        bool huge;
+        if (!pair_loaded<balance>(largest_of, linear, largest, finite, check_finite, huge)) return false;
+        const pair_scale factors = pair_factors<balance>(largest_of, group, huge);
         int k_first, k_last;
         radix3_share<T, line_threads>(share, k_first, k_last);
         float2* row = z + lane * pitch;  // row `lane`
@@ -309,8 +336,10 @@ __device__ __noinline__ void depthwise_alone(float2* z, Largest& largest_of, int
                                              const float* x, tile_window in, const float2* w,
                                              output_tiles<Geometry> sink, std::int64_t n, std::int64_t tile_count,
                                              pair_part part) {
-    depthwise_pair<T>(z, largest_of, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part, false);
+    depthwise_pair<T, true>(z, largest_of, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part,
+                            false);
 }
+
 
 // Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
 // tile_slots + tile of output channel o, from input channel
@@ -320,13 +349,14 @@ __device__ __noinline__ void depthwise_alone(float2* z, Largest& largest_of, int
 //
 // With spanning_pairs (odd tile slots: the layout gives a depthwise problem
 // even tile slots only when batch x tiles is odd), a pair (n, n + 1) may span
-// two samples of the same output channel: one filter serves both. A
-// non-finite input would then reach the other sample, so a block whose pairs
-// hold one transforms each of its tiles alone (imaginary part zero), and only
-// the tiles whose window holds it see it. Without, a pair is two tiles of one
-// image and the check costs nothing. The rare path is a call of its own
-// (depthwise_alone): a second inlined copy, or a loop around one, cost the
-// common path registers (T = 32: 160 in a loop, against 128).
+// two samples of the same output channel: one filter serves both. Its
+// partners are balanced (pair_scale), and a non-finite input would reach the
+// other sample, so a block whose pairs hold one transforms each of its tiles
+// alone (imaginary part zero), and only the tiles whose window holds it see
+// it. Without, a pair is two tiles of one image: no balancing and no check.
+// The rare path is a call of its own (depthwise_alone): a second inlined
+// copy, or a loop around one, cost the common path registers (T = 32: 160
+// in a loop, against 128).
 template <class Geometry, bool spanning_pairs>
 __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_extent).depthwise_threads(),
                                   tile_family_of(Geometry::static_extents.tile_extent).depthwise_min_blocks)
@@ -350,8 +380,8 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     const tile_window in_b = n0 + 1 < tile_count ? source.window(c, b) : tile_window{};
     const float2* w = filter + (n0 < tile_count ? o : 0) * tile_family_of(T).depthwise_filter_bins();
 
-    if (depthwise_pair<T>(z, largest_of, lane, share, group, source.data(), in_a, in_b, w, sink, n0, tile_count,
-                          pair_part::both, spanning_pairs))
+    if (depthwise_pair<T, spanning_pairs>(z, largest_of, lane, share, group, source.data(), in_a, in_b, w, sink, n0,
+                                          tile_count, pair_part::both, spanning_pairs))
         return;
     if constexpr (spanning_pairs) {
         // Some loaded value is not finite: each tile alone, in the real part.
