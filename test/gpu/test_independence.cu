@@ -307,26 +307,29 @@ TEST_CASE("cuFFT and direct paths: each sample and channel alone") {
 }
 
 TEST_CASE("gradients: each sample and channel of dx, each channel of dw and dbias alone") {
-    context ctx;
     const problem dense{.batch = 2, .in_channels = 8, .out_channels = 6, .height = 40, .width = 40, .kernel = 9};
-    gradient_independence(ctx, dense, gradient_operand::x, scaled_slice::even_channels, 41);
-    gradient_independence(ctx, dense, gradient_operand::x, scaled_slice::first_sample, 42);
-    gradient_independence(ctx, dense, gradient_operand::dy, scaled_slice::first_sample, 43);
-    gradient_independence(ctx, dense, gradient_operand::dy, scaled_slice::even_channels, 44);
-    gradient_independence(ctx, dense, gradient_operand::w, scaled_slice::even_filter_inputs, 45);
     // The filter gradient on its 32-point grid (kernels up to 8), whose
     // transform pairs are two positions of one channel: 9 positions a
     // sample, so one pair in each two samples spans them.
     const problem dense32{.batch = 2, .in_channels = 8, .out_channels = 6, .height = 62, .width = 62, .kernel = 5};
-    gradient_independence(ctx, dense32, gradient_operand::x, scaled_slice::even_channels, 49);
-    gradient_independence(ctx, dense32, gradient_operand::dy, scaled_slice::even_channels, 50);
-    gradient_independence(ctx, dense32, gradient_operand::x, scaled_slice::first_sample, 51);
-    gradient_independence(ctx, dense32, gradient_operand::x_against_dy, scaled_slice::first_sample, 52);
-    gradient_independence(ctx, dense, gradient_operand::x_against_dy, scaled_slice::first_sample, 53);
     const problem dw = depthwise(2, 128, 56, 31);  // dx on the compiled 96-point configuration
-    gradient_independence(ctx, dw, gradient_operand::x, scaled_slice::first_sample, 46);
-    gradient_independence(ctx, dw, gradient_operand::dy, scaled_slice::first_sample, 47);
-    gradient_independence(ctx, dw, gradient_operand::dy, scaled_slice::even_channels, 48);
+    using enum gradient_operand;
+    using enum scaled_slice;
+    struct gradient_case {
+        const problem& p;
+        gradient_operand operand;
+        scaled_slice slice;
+    };
+    const gradient_case cases[] = {
+        {dense, x, even_channels},          {dense, x, first_sample},         {dense, dy, first_sample},
+        {dense, dy, even_channels},         {dense, w, even_filter_inputs},   {dense, x_against_dy, first_sample},
+        {dense32, x, even_channels},        {dense32, dy, even_channels},     {dense32, x, first_sample},
+        {dense32, x_against_dy, first_sample}, {dw, x, first_sample},         {dw, dy, first_sample},
+        {dw, dy, even_channels},
+    };
+    context ctx;
+    std::uint64_t seed = 41;
+    for (const gradient_case& c : cases) gradient_independence(ctx, c.p, c.operand, c.slice, seed++);
 }
 
 TEST_CASE("a finite input whose transform would overflow leaves its pair partner finite and exact") {
