@@ -152,8 +152,9 @@ template <>
 constexpr bool records_largest<chunk_tiles> = true;
 namespace {
 
-// Paired positions: dy's pairs first (units x dy's slots of them), then x's;
-// within each, unit u = p / slots at channel slot p % slots.
+// Pair p. Paired positions: dy's pairs first (units x dy's slots of them),
+// then x's; within each, unit u = p / slots (positions 2u, 2u + 1) at channel
+// slot p % slots. Paired channels: tiles 2p and 2p + 1, as by default.
 __device__ tile_pair pair_tiles(const chunk_tiles& source, std::int64_t pair, std::int64_t tile_count) {
     if (!source.positions_paired) {
         const std::int64_t n = 2 * pair;

@@ -221,13 +221,14 @@ __device__ __forceinline__ pair_scale pair_factors(const Largest& largest_of, in
 // the shared transform and taken back on the way out (pair_scale), their
 // largest magnitudes gathered in `largest_of` by the block's thread
 // `linear`; with check_finite it returns false right after the load when a
-// loaded value (in any thread of the block) is not finite. (Checking the
-// loaded values costs fewer registers than checking the spectrum's DC bin.)
-// Without `balance` (two tiles of one image, which need no balancing) the
-// pair's factors are none, or, where some finite value of the block's tiles
-// reaches 2^64 (which the shared transform could overflow), 2^-64 on the
-// way in and 2^64 on the way out for both partners: constants behind one
-// block-wide flag, not registers kept through the passes. Else true.
+// loaded value (in any thread of the block) is not finite, else true.
+// (Checking the loaded values costs fewer registers than checking the
+// spectrum's DC bin.) Without `balance` (two tiles of one image, which need
+// no balancing) the pair's factors are none, or, where some finite value of
+// the block's tiles reaches 2^64 (which the shared transform could
+// overflow), 2^-64 on the way in and 2^64 on the way out for both partners:
+// constants behind one block-wide flag, not registers kept through the
+// passes; it returns true.
 //
 // Powers of two: four transposing passes (fused_tile_fft.cuh, read_row)
 // over one FFT body: the input's rows, the columns (times conj(W)), the rows
@@ -339,7 +340,6 @@ __device__ __noinline__ void depthwise_alone(float2* z, Largest& largest_of, int
     depthwise_pair<T, true>(z, largest_of, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part,
                             false);
 }
-
 
 // Output tiles [0, tile_count) of `sink`, tile n = (o * batch + b) *
 // tile_slots + tile of output channel o, from input channel
