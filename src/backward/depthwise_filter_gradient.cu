@@ -233,8 +233,7 @@ void depthwise_filter_gradient(engine& e, const problem& p, const float* x, cons
         launch(accumulate_products, unsigned(channels * g.splits), dim3(tile, groups),
                tile_family_of(tile).shared_bytes(), e.stream(), g, x, dy, partial);
         const std::int64_t sums = channels * bins;
-        launch(sum_splits, grid_stride_blocks(sums, 256), 256, 0, e.stream(), g,
-               partial, sums);
+        launch(sum_splits, grid_stride_blocks(sums, 256), 256, 0, e.stream(), g, partial, sums);
         launch(inverse_to_filter, unsigned(channels), tile, 0, e.stream(), g, partial, dw);
     }
 }
