@@ -44,6 +44,7 @@
 #include "fftconv/config.hpp"
 #include "fftconv/detail/runtime/device_buffer.hpp"
 #include "fftconv/dispatch.hpp"
+#include "fftconv/element_type.hpp"
 #include "fftconv/problem.hpp"
 #include "fftconv/workspace_allocator.hpp"
 
@@ -114,16 +115,28 @@ public:
 
     // y = conv2d(x, w) + bias on the context's stream. x, w, bias, y are
     // device pointers laid out as problem.hpp says (bias: out_channels floats,
-    // or null for none); y must not overlap x, w or bias.
-    void conv2d(const problem& p, const float* x, const float* w, const float* bias, float* y);
-    void conv2d(const problem& p, const float* x, const float* w, float* y) { conv2d(p, x, w, nullptr, y); }
+    // or null for none); y must not overlap x, w or bias. x and y are float,
+    // __nv_bfloat16 or __half (both the same: fftconv/element_type.hpp); w
+    // and bias are float.
+    template <activation_element E>
+    void conv2d(const problem& p, const E* x, const float* w, const float* bias, E* y) {
+        conv2d(p, detail::activations_of(x, y), w, bias);
+    }
+    template <activation_element E>
+    void conv2d(const problem& p, const E* x, const float* w, E* y) {
+        conv2d(p, detail::activations_of(x, y), w, nullptr);
+    }
 
     // The filter's spectrum, computed once (inference): reuse it for every
     // call with the same filter. See filter_spectrum below.
     filter_spectrum transform_filter(const problem& p, const float* w);
-    void conv2d(const problem& p, const float* x, const filter_spectrum& w, const float* bias, float* y);
-    void conv2d(const problem& p, const float* x, const filter_spectrum& w, float* y) {
-        conv2d(p, x, w, nullptr, y);
+    template <activation_element E>
+    void conv2d(const problem& p, const E* x, const filter_spectrum& w, const float* bias, E* y) {
+        conv2d(p, detail::activations_of(x, y), w, bias);
+    }
+    template <activation_element E>
+    void conv2d(const problem& p, const E* x, const filter_spectrum& w, E* y) {
+        conv2d(p, detail::activations_of(x, y), w, nullptr);
     }
 
     // Training: the gradients of y = conv2d(x, w) + bias with respect to x,
@@ -132,8 +145,12 @@ public:
     // computed). They are written, not accumulated. Same stream, workspace,
     // capture and error rules as conv2d; their intermediates (src/api/backward.cpp)
     // are kept in a second buffer the context owns beside the workspace
-    // (reserve_backward makes both).
-    void conv2d_backward_data(const problem& p, const float* dy, const float* w, float* dx);
+    // (reserve_backward makes both). dy and dx are float, __nv_bfloat16 or
+    // __half (both the same); the filter gradient's operands are float.
+    template <activation_element E>
+    void conv2d_backward_data(const problem& p, const E* dy, const float* w, E* dx) {
+        conv2d_backward_data(p, detail::activations_of(dy, dx), w);
+    }
     void conv2d_backward_filter(const problem& p, const float* x, const float* dy, float* dw,
                                 float* dbias = nullptr);
     // Grows the workspace and the gradient buffer and makes the cuFFT plans the
@@ -145,6 +162,10 @@ public:
     detail::engine& engine() noexcept { return *engine_; }
 
 private:
+    void conv2d(const problem& p, detail::activations io, const float* w, const float* bias);
+    void conv2d(const problem& p, detail::activations io, const filter_spectrum& w, const float* bias);
+    void conv2d_backward_data(const problem& p, detail::activations io, const float* w);
+
     std::unique_ptr<detail::engine> engine_;  // the resources: handles, cuFFT plans, workspace, streams
     std::unique_ptr<detail::router> router_;  // which code runs each call
 };

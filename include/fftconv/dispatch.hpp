@@ -75,6 +75,7 @@ class context;
 
 namespace detail {
 class engine;
+struct activations;  // fftconv/element_type.hpp
 struct filter_input;
 }  // namespace detail
 
@@ -84,9 +85,10 @@ struct filter_input;
 // (fftconv/specialize.cuh) and add it to a context.
 struct specialization {
     tile_config config;
-    // conv2d on this configuration: transforms filter.w, or uses a given spectrum.
-    void (*run)(detail::engine&, const problem&, const float* x, const detail::filter_input& filter,
-                const float* bias, float* y);
+    // conv2d on this configuration: transforms filter.w, or uses a given
+    // spectrum; io's x and y of any element type.
+    void (*run)(detail::engine&, const problem&, const detail::activations& io, const detail::filter_input& filter,
+                const float* bias);
     // The filter spectrum of w ([bin][in][out], the layout run() reads).
     void (*transform_filter)(detail::engine&, const problem&, const float* w, void* spectrum);
     // The kernels run() launches (their addresses as the instantiating

@@ -33,9 +33,9 @@ namespace fftconv {
 namespace detail {
 
 template <tile_config Cfg>
-void run_specialized(engine& e, const problem& p, const float* x, const filter_input& filter, const float* bias,
-                     float* y) {
-    run_pipeline<Cfg.depthwise>(e, p, geometry_of<Cfg>{}, x, filter, bias, y);
+void run_specialized(engine& e, const problem& p, const activations& io, const filter_input& filter,
+                     const float* bias) {
+    run_pipeline<Cfg.depthwise>(e, p, geometry_of<Cfg>{}, io, filter, bias);
 }
 
 template <tile_config Cfg>
@@ -48,14 +48,14 @@ std::vector<const void*> specialized_kernels() {
     using G = geometry_of<Cfg>;
     if constexpr (Cfg.depthwise && has_fused_depthwise(Cfg.tile_extent)) {
         // The filter transform and the one kernel per tile pair (its variant
-        // for pairs that span samples, and the other).
+        // for pairs that span samples, and the other; float activations').
         const void* filter = nullptr;
         if constexpr (has_fused_fft(Cfg.tile_extent))
             filter = reinterpret_cast<const void*>(forward_tiles<G, filter_tiles<G>>);
         else
             filter = reinterpret_cast<const void*>(filter_dft<G, slot_order_sink>);
-        return {filter, reinterpret_cast<const void*>(depthwise_tiles<G, false>),
-                reinterpret_cast<const void*>(depthwise_tiles<G, true>)};
+        return {filter, reinterpret_cast<const void*>(depthwise_tiles<G, false, float>),
+                reinterpret_cast<const void*>(depthwise_tiles<G, true, float>)};
     } else if constexpr (has_fused_fft(Cfg.tile_extent))
         return {reinterpret_cast<const void*>(forward_tiles<G, image_tiles<G>>),
                 reinterpret_cast<const void*>(forward_tiles<G, filter_tiles<G>>),
@@ -77,13 +77,14 @@ specialization specialize() {
             &detail::specialized_kernels<Cfg>};
 }
 
-// y = conv2d(x, w) with Cfg, whatever the context's dispatch would pick. The
+// y = conv2d(x, w) with Cfg, whatever the context's dispatch would pick (x
+// and y float, __nv_bfloat16 or __half, as context::conv2d takes them). The
 // problem must match Cfg (fftconv/dispatch.hpp, matches): a square kernel of
 // Cfg.kernel_extent, both channel counts Cfg.channels, groups 1 (or, for a
 // depthwise Cfg, Cfg.channels; padding is the call's); anything else throws
 // invalid_argument.
-template <tile_config Cfg>
-void conv2d(context& ctx, const problem& p, const float* x, const float* w, float* y) {
+template <tile_config Cfg, activation_element E>
+void conv2d(context& ctx, const problem& p, const E* x, const float* w, E* y) {
     validate(p);
     if (!matches(Cfg, p))
         detail::throw_invalid("fftconv: problem " + to_string(p) +
@@ -94,8 +95,9 @@ void conv2d(context& ctx, const problem& p, const float* x, const float* w, floa
                               " (it takes square kernels of that extent, both channel counts equal to it, groups " +
                               (Cfg.depthwise ? "equal to it)" : "1)"));
     if (w == nullptr) detail::throw_invalid("fftconv: w is a null pointer");
-    detail::check_operands(ctx.engine(), p, x, w, nullptr, y);
-    detail::run_specialized<Cfg>(ctx.engine(), p, x, detail::filter_input{w, {}}, nullptr, y);
+    const detail::activations io = detail::activations_of(x, y);
+    detail::check_operands(ctx.engine(), p, io, w, nullptr);
+    detail::run_specialized<Cfg>(ctx.engine(), p, io, detail::filter_input{w, {}}, nullptr);
 }
 
 }  // namespace fftconv

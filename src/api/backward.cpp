@@ -65,6 +65,8 @@ bool crops(const problem& p) {
            detail::gradient_crop(p.padding.width, p.kernel.width) > 0;
 }
 
+// The flipped filter, and the cropped dy where there is one (counted as
+// floats whatever dy's element type: a half one takes half its room).
 scratch_layout data_scratch(const problem& p) {
     const problem q = detail::data_gradient_problem(p);
     return scratch_layout{q.filter_elements(), crops(p) ? q.input_elements() : 0};
@@ -134,22 +136,29 @@ detail::route inner_route(detail::engine& e, FindRoute&& find, const char* call,
     }
 }
 
-void require_gradient_operand(const void* pointer, std::int64_t elements, int device, const char* name) {
+void require_gradient_operand(const void* pointer, std::size_t element_bytes, std::int64_t elements, int device,
+                              const char* name) {
     if (pointer == nullptr) detail::throw_invalid(std::string("fftconv: ") + name + " is a null pointer");
-    detail::require_device_memory(pointer, sizeof(float) * std::size_t(elements), device, name);
+    detail::require_device_memory(pointer, element_bytes * std::size_t(elements), device, name);
+}
+void require_gradient_operand(const float* pointer, std::int64_t elements, int device, const char* name) {
+    require_gradient_operand(pointer, sizeof(float), elements, device, name);
 }
 
 }  // namespace
 
-void context::conv2d_backward_data(const problem& p, const float* dy, const float* w, float* dx) {
+void context::conv2d_backward_data(const problem& p, detail::activations io, const float* w) {
     detail::engine& e = *engine_;
     e.begin_call();
     validate(p);
-    require_gradient_operand(dy, p.output_elements(), e.device(), "dy");
+    const void* dy = io.in;
+    void* dx = io.out;
+    const std::size_t element = element_bytes(io.type);
+    require_gradient_operand(dy, element, p.output_elements(), e.device(), "dy");
     require_gradient_operand(w, p.filter_elements(), e.device(), "w");
-    require_gradient_operand(dx, p.input_elements(), e.device(), "dx");
-    const std::size_t dx_bytes = sizeof(float) * std::size_t(p.input_elements());
-    detail::require_disjoint(dx, dx_bytes, "dx", dy, sizeof(float) * std::size_t(p.output_elements()), "dy");
+    require_gradient_operand(dx, element, p.input_elements(), e.device(), "dx");
+    const std::size_t dx_bytes = element * std::size_t(p.input_elements());
+    detail::require_disjoint(dx, dx_bytes, "dx", dy, element * std::size_t(p.output_elements()), "dy");
     detail::require_disjoint(dx, dx_bytes, "dx", w, sizeof(float) * std::size_t(p.filter_elements()), "w");
     const problem q = detail::data_gradient_problem(p);
     const scratch_layout layout = data_scratch(p);
@@ -161,13 +170,17 @@ void context::conv2d_backward_data(const problem& p, const float* dy, const floa
     float* flipped = layout.at(scratch, 0);
     const detail::flipped_filter flip{p.group_in_channels(), p.group_out_channels(), p.kernel.height, p.kernel.width};
     detail::rearrange(w, flipped, flip, q.filter_elements(), e.stream());
-    const float* input = dy;
+    detail::activations inner = io;
     if (crops(p)) {
-        float* cropped = layout.at(scratch, 1);
-        detail::rearrange(dy, cropped, detail::cropped_gradient(p), q.input_elements(), e.stream());
-        input = cropped;
+        void* cropped = layout.at(scratch, 1);
+        detail::with_element(io.type, [&](auto element_tag) {
+            using E = typename decltype(element_tag)::type;
+            detail::rearrange(static_cast<const E*>(dy), static_cast<E*>(cropped), detail::cropped_gradient(p),
+                              q.input_elements(), e.stream());
+        });
+        inner.in = cropped;
     }
-    detail::run_forward(e, route, q, input, detail::filter_input{flipped, {}}, nullptr, dx);
+    detail::run_forward(e, route, q, inner, detail::filter_input{flipped, {}}, nullptr);
 }
 
 void context::conv2d_backward_filter(const problem& p, const float* x, const float* dy, float* dw, float* dbias) {
@@ -209,7 +222,8 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
         float* result = layout.at(scratch, 2);   // dw, transposed: [Cg][Cout][Kh][Kw]
         detail::rearrange(x, windows, detail::filter_gradient_windows(p), q.input_elements(), e.stream());
         detail::rearrange(dy, blocks, detail::filter_gradient_blocks(p), q.filter_elements(), e.stream());
-        detail::run_forward(e, route, q, windows, detail::filter_input{blocks, {}}, nullptr, result);
+        detail::run_forward(e, route, q, detail::activations_of<float>(windows, result), detail::filter_input{blocks, {}},
+                            nullptr);
         detail::rearrange(result, dw, detail::filter_gradient_transpose(p), p.filter_elements(), e.stream());
     }
     if (dbias != nullptr) detail::sum_bias_gradient(dy, dbias, p, e.stream());

@@ -86,10 +86,10 @@ void context::reserve(const problem& p) {
     detail::reserve_forward(*engine_, router_->forward(p), p);
 }
 
-void context::conv2d(const problem& p, const float* x, const float* w, const float* bias, float* y) {
+void context::conv2d(const problem& p, detail::activations io, const float* w, const float* bias) {
     require_pointer(w, "w");
-    detail::check_operands(*engine_, p, x, w, bias, y);
-    detail::run_forward(*engine_, router_->forward(p), p, x, detail::filter_input{w, {}}, bias, y);
+    detail::check_operands(*engine_, p, io, w, bias);
+    detail::run_forward(*engine_, router_->forward(p), p, io, detail::filter_input{w, {}}, bias);
 }
 
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
@@ -103,9 +103,9 @@ filter_spectrum context::transform_filter(const problem& p, const float* w) {
     return made;
 }
 
-void context::conv2d(const problem& p, const float* x, const filter_spectrum& w, const float* bias, float* y) {
+void context::conv2d(const problem& p, detail::activations io, const filter_spectrum& w, const float* bias) {
     require_pointer(w.data(), "the filter spectrum (moved from?)");
-    detail::check_operands(*engine_, p, x, nullptr, bias, y);
+    detail::check_operands(*engine_, p, io, nullptr, bias);
     if (w.device() != engine_->device())
         detail::throw_invalid("fftconv: the filter spectrum is on CUDA device " + std::to_string(w.device()) +
                               ", but this context runs on device " + std::to_string(engine_->device()) +
@@ -122,7 +122,7 @@ void context::conv2d(const problem& p, const float* x, const filter_spectrum& w,
             " runs with tile_extent=" + std::to_string(runs_with.tile_extent()));
     const std::int64_t bin_stride = detail::bin_stride(p.group_in_channels() * p.out_channels, runs_with);
     const detail::filter_operand given{w.data(), 0, p.out_channels, bin_stride};
-    detail::run_forward(*engine_, route, p, x, detail::filter_input{nullptr, given}, bias, y);
+    detail::run_forward(*engine_, route, p, io, detail::filter_input{nullptr, given}, bias);
 }
 
 filter_spectrum::filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups, int device)

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backward/gradient_passes.hpp"
+#include "fftconv/detail/kernels/element_access.cuh"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/launch.cuh"
 
@@ -33,21 +34,23 @@ void launch_rearrange(const float* in, float* out, const Map& map, std::int64_t 
 // dominated the filter gradient of small problems).
 constexpr int warp = 32;
 
-__global__ void gather_rows(const float* __restrict__ in, float* __restrict__ out, block_gather map,
-                            std::int64_t lines) {
+template <class E>
+__global__ void gather_rows(const E* __restrict__ in, E* __restrict__ out, block_gather map, std::int64_t lines) {
     const int lane = int(threadIdx.x) % warp;
     const std::int64_t warps = std::int64_t(gridDim.x) * (blockDim.x / warp);
     for (std::int64_t line = (blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) / warp; line < lines;
          line += warps) {
         const row_span s = map.row(line);
-        float* row = out + line * map.cols;
-        for (std::int64_t j = lane; j < map.cols; j += warp) row[j] = j >= s.begin && j < s.end ? in[s.source + j] : 0.0f;
+        E* row = out + line * map.cols;
+        for (std::int64_t j = lane; j < map.cols; j += warp)
+            row[j] = j >= s.begin && j < s.end ? in[s.source + j] : from_float<E>(0.0f);
     }
 }
 
-void launch_rearrange(const float* in, float* out, const block_gather& map, std::int64_t total, cudaStream_t stream) {
+template <class E>
+void launch_gather_rows(const E* in, E* out, const block_gather& map, std::int64_t total, cudaStream_t stream) {
     const std::int64_t lines = total / map.cols;
-    launch(gather_rows, blocks_for(lines * warp), block_threads, 0, stream, in, out, map, lines);
+    launch(gather_rows<E>, blocks_for(lines * warp), block_threads, 0, stream, in, out, map, lines);
 }
 
 // dbias[o] = sum over b, i, j of dy[b][o][i][j], one block per channel, in double.
@@ -85,9 +88,13 @@ __global__ void zero_unseen_taps_kernel(float* __restrict__ dw, detail::filter_g
 void rearrange(const float* in, float* out, const flipped_filter& map, std::int64_t total, cudaStream_t stream) {
     launch_rearrange(in, out, map, total, stream);
 }
-void rearrange(const float* in, float* out, const block_gather& map, std::int64_t total, cudaStream_t stream) {
-    launch_rearrange(in, out, map, total, stream);
+template <activation_element E>
+void rearrange(const E* in, E* out, const block_gather& map, std::int64_t total, cudaStream_t stream) {
+    launch_gather_rows(in, out, map, total, stream);
 }
+template void rearrange(const float*, float*, const block_gather&, std::int64_t, cudaStream_t);
+template void rearrange(const __nv_bfloat16*, __nv_bfloat16*, const block_gather&, std::int64_t, cudaStream_t);
+template void rearrange(const __half*, __half*, const block_gather&, std::int64_t, cudaStream_t);
 void rearrange(const float* in, float* out, const filter_gradient_result& map, std::int64_t total,
                cudaStream_t stream) {
     launch_rearrange(in, out, map, total, stream);

@@ -10,12 +10,16 @@
 #include <cuda_runtime_api.h>
 
 #include "backward/gradient_operands.hpp"
+#include "fftconv/element_type.hpp"
 #include "fftconv/problem.hpp"
 
 namespace fftconv::detail {
 
 void rearrange(const float* in, float* out, const flipped_filter& map, std::int64_t total, cudaStream_t stream);
-void rearrange(const float* in, float* out, const block_gather& map, std::int64_t total, cudaStream_t stream);
+// Instantiated for float, __nv_bfloat16 and __half (the data gradient's
+// cropped dy has dy's element type).
+template <activation_element E>
+void rearrange(const E* in, E* out, const block_gather& map, std::int64_t total, cudaStream_t stream);
 void rearrange(const float* in, float* out, const filter_gradient_result& map, std::int64_t total,
                cudaStream_t stream);
 

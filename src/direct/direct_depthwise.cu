@@ -21,6 +21,7 @@
 #include "direct/narrow_depthwise.hpp"
 #include "direct/plane_extents.hpp"
 
+#include "fftconv/detail/kernels/element_access.cuh"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
@@ -72,9 +73,10 @@ direct_geometry geometry_of(const problem& p) {
     return g;
 }
 
+template <class E>
 __global__ void __launch_bounds__(threads)
-    direct_depthwise_planes(direct_geometry g, const float* __restrict__ x, const float* __restrict__ w,
-                            const float* __restrict__ bias, float* __restrict__ y, std::int64_t first_plane) {
+    direct_depthwise_planes(direct_geometry g, const E* __restrict__ x, const float* __restrict__ w,
+                            const float* __restrict__ bias, E* __restrict__ y, std::int64_t first_plane) {
     extern __shared__ float shared[];
     __shared__ std::int64_t input_of[threads], channel_of[threads];  // per staged plane (planes_per_block <= threads)
     const int plane_floats = g.plane_floats(), taps = g.taps(), tasks = g.tasks_per_plane();
@@ -104,7 +106,7 @@ __global__ void __launch_bounds__(threads)
         for (int i = threadIdx.x; i < count * pixels; i += threads) {
             const int p = i / pixels, pixel = i - p * pixels, row = pixel / g.width;
             planes[p * plane_floats + (g.pad_top + row) * g.staged_cols + g.pad_left + pixel - row * g.width] =
-                x[input_of[p] + pixel];
+                to_float(x[input_of[p] + pixel]);
         }
 #pragma unroll 4
         for (int i = threadIdx.x; i < count * taps; i += threads) {
@@ -113,11 +115,11 @@ __global__ void __launch_bounds__(threads)
         }
     } else {
         for (int p = 0; p < count; ++p) {
-            const float* image = x + input_of[p];
+            const E* image = x + input_of[p];
             float* staged = planes + p * plane_floats + g.pad_top * g.staged_cols + g.pad_left;
             for (int i = threadIdx.x; i < pixels; i += threads) {
                 const int row = i / g.width;
-                staged[row * g.staged_cols + i - row * g.width] = image[i];
+                staged[row * g.staged_cols + i - row * g.width] = to_float(image[i]);
             }
             for (int i = threadIdx.x; i < taps; i += threads) filters[p * taps + i] = w[channel_of[p] * taps + i];
         }
@@ -152,10 +154,10 @@ __global__ void __launch_bounds__(threads)
         }
         const std::int64_t n = plane0 + p;
         const float b = bias == nullptr ? 0.0f : bias[channel_of[p]];
-        float* out = y + n * g.out_height * std::int64_t(g.out_width) + col;
+        E* out = y + n * g.out_height * std::int64_t(g.out_width) + col;
 #pragma unroll
         for (int r = 0; r < rows_per_thread; ++r)
-            if (first_row + r < g.out_height) out[std::int64_t(first_row + r) * g.out_width] = sum[r] + b;
+            if (first_row + r < g.out_height) out[std::int64_t(first_row + r) * g.out_width] = from_float<E>(sum[r] + b);
     }
 }
 
@@ -182,20 +184,21 @@ double planes_kernel_seconds(const problem& p) {
            double(g.planes) * (small_planes ? seconds_per_small_plane : seconds_per_plane) + bytes / bytes_per_second;
 }
 
-void run_planes_kernel(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
+template <class E>
+void run_planes_kernel(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y) {
     const direct_geometry g = geometry_of(p);
     const std::size_t shared = g.shared_bytes(g.planes_per_block);
     // Always: the kernel's static shared memory (two tables of threads
     // int64s) counts against the 48 KiB a launch gets without opting in, so
     // a dynamic size just under 48 KiB needs it too.
-    FFTCONV_CUDA_TRY(cudaFuncSetAttribute(direct_depthwise_planes, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          int(shared)));
+    const auto kernel = direct_depthwise_planes<E>;
+    FFTCONV_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)));
     // A grid's x extent stays below 2^31 - 1: more planes take more launches.
     constexpr std::int64_t max_blocks = std::int64_t{1} << 30;
     const std::int64_t blocks = ceil_div(g.planes, g.planes_per_block);
     for (std::int64_t first = 0; first < blocks; first += max_blocks) {
         const auto block_count = unsigned(std::min(max_blocks, blocks - first));
-        launch(direct_depthwise_planes, block_count, threads, shared, e.stream(), g, x, w, bias, y,
+        launch(kernel, block_count, threads, shared, e.stream(), g, x, w, bias, y,
                first * g.planes_per_block);
     }
 }
@@ -214,9 +217,15 @@ double direct_depthwise_seconds(const problem& p) {
     return direct_kernel_for(p) == direct_kernel::narrow ? narrow_depthwise_seconds(p) : planes_kernel_seconds(p);
 }
 
-void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
+template <activation_element E>
+void direct_depthwise(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y) {
     if (direct_kernel_for(p) == direct_kernel::narrow) narrow_depthwise(e, p, x, w, bias, y);
     else run_planes_kernel(e, p, x, w, bias, y);
 }
+
+template void direct_depthwise(engine&, const problem&, const float*, const float*, const float*, float*);
+template void direct_depthwise(engine&, const problem&, const __nv_bfloat16*, const float*, const float*,
+                               __nv_bfloat16*);
+template void direct_depthwise(engine&, const problem&, const __half*, const float*, const float*, __half*);
 
 }  // namespace fftconv::detail

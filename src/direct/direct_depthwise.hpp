@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "fftconv/detail/runtime/engine.hpp"
+#include "fftconv/element_type.hpp"
 #include "fftconv/problem.hpp"
 
 namespace fftconv::detail {
@@ -33,9 +34,10 @@ direct_kernel direct_kernel_for(const problem& p);
 // dispatch to weigh against the FFT path's (dispatch/cost_model.hpp).
 double direct_depthwise_seconds(const problem& p);
 
-// y = conv2d(x, w, bias) for a problem that fits; bias may be null. Needs no
-// workspace; runs on e.stream().
-void direct_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y);
+// y = conv2d(x, w, bias) for a problem that fits; bias may be null; x and y
+// float, __nv_bfloat16 or __half. Needs no workspace; runs on e.stream().
+template <activation_element E>
+void direct_depthwise(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y);
 
 inline constexpr std::int64_t max_direct_kernel = 64;
 

@@ -46,6 +46,7 @@
 #include <iterator>
 #include <numeric>
 
+#include "fftconv/detail/kernels/element_access.cuh"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
@@ -141,6 +142,7 @@ wide_extents extents_of(const problem& p) {
     return e;
 }
 
+// x and y given: whether they allow the float kernel's vector loads and stores.
 narrow_geometry geometry_of(const problem& p, const float* x = nullptr, const float* y = nullptr) {
     const wide_extents e = extents_of(p);
     narrow_geometry g{};
@@ -167,10 +169,10 @@ __host__ __device__ inline int end_input_row(int i, int pad_top, int kernel_heig
     return min(height, i - pad_top + kernel_height);
 }
 
-template <int Width>
+template <int Width, class E>
 __global__ void __launch_bounds__(lanes * max_warps)
-    narrow_depthwise_rows(narrow_geometry g, const float* __restrict__ x, const float* __restrict__ w,
-                          const float* __restrict__ bias, float* __restrict__ y, std::int64_t first_plane) {
+    narrow_depthwise_rows(narrow_geometry g, const E* __restrict__ x, const float* __restrict__ w,
+                          const float* __restrict__ bias, E* __restrict__ y, std::int64_t first_plane) {
     extern __shared__ __align__(16) float4 shared_quads[];  // the tap loads are 16 bytes
     auto* const shared = reinterpret_cast<float*>(shared_quads);
     __shared__ std::int64_t input_of[lanes], output_of[lanes];
@@ -228,7 +230,7 @@ __global__ void __launch_bounds__(lanes * max_warps)
     // as 16-byte loads; else a lane a pixel, each lane's (row, column)
     // stepped rather than divided per pixel.
     const int pixels = g.height * g.width;
-    if (g.quad_planes) {
+    if (std::same_as<E, float> && g.quad_planes) {
         for (int plane = warp; plane < count; plane += g.warps) {
             const auto* const image = reinterpret_cast<const float4*>(x + input_of[plane]);
             auto* const staged = reinterpret_cast<float2*>(planes + plane * g.plane_pitch);  // 8-byte aligned
@@ -242,12 +244,12 @@ __global__ void __launch_bounds__(lanes * max_warps)
         const int lane_row = lane / g.width, lane_col = lane % g.width;
         const int step_rows = lanes / g.width, step_cols = lanes % g.width;
         for (int plane = warp; plane < count; plane += g.warps) {
-            const float* const image = x + input_of[plane];
+            const E* const image = x + input_of[plane];
             float* const staged = planes + plane * g.plane_pitch;
             int row = lane_row, col = lane_col;
 #pragma unroll 4
             for (int pixel = lane; pixel < pixels; pixel += lanes) {
-                staged[row * Width + col] = image[pixel];
+                staged[row * Width + col] = to_float(image[pixel]);
                 row += step_rows;
                 col += step_cols;
                 if (col >= g.width) {
@@ -319,10 +321,10 @@ __global__ void __launch_bounds__(lanes * max_warps)
         int l = lane / units, j = lane % units;
         const int step_planes = lanes / units, step_units = lanes % units;
         for (int k = lane; k < count * units; k += lanes) {
-            float* const at = y + output_of[l] + std::int64_t(i) * g.out_width + unit * j;
+            E* const at = y + output_of[l] + std::int64_t(i) * g.out_width + unit * j;
             const float* const from = staged_rows + l * g.row_pitch + unit * j;
-            if (g.pair_rows) *reinterpret_cast<float2*>(at) = float2{from[0], from[1]};
-            else *at = from[0];
+            if (std::same_as<E, float> && g.pair_rows) *reinterpret_cast<float2*>(at) = float2{from[0], from[1]};
+            else *at = from_float<E>(from[0]);
             l += step_planes;
             j += step_units;
             if (j >= units) {
@@ -333,9 +335,9 @@ __global__ void __launch_bounds__(lanes * max_warps)
     }
 }
 
-template <int Width>
-void launch_rows(engine& e, const narrow_geometry& g, const float* x, const float* w, const float* bias, float* y) {
-    const auto kernel = narrow_depthwise_rows<Width>;
+template <int Width, class E>
+void launch_rows(engine& e, const narrow_geometry& g, const E* x, const float* w, const float* bias, E* y) {
+    const auto kernel = narrow_depthwise_rows<Width, E>;
     const std::size_t shared = sizeof(float) * std::size_t(g.shared_floats());
     // Always: the static tables count against the 48 KiB a launch gets
     // without opting in.
@@ -381,8 +383,12 @@ double narrow_depthwise_seconds(const problem& p) {
     return std::max(throughput, one_block);
 }
 
-void narrow_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y) {
-    const narrow_geometry g = geometry_of(p, x, y);
+template <activation_element E>
+void narrow_depthwise(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y) {
+    // The vector loads and stores are the float kernel's.
+    const narrow_geometry g = std::same_as<E, float> ? geometry_of(p, reinterpret_cast<const float*>(x),
+                                                                   reinterpret_cast<const float*>(y))
+                                                     : geometry_of(p);
     switch (g.row_width) {
         case 8: return launch_rows<8>(e, g, x, w, bias, y);
         case 12: return launch_rows<12>(e, g, x, w, bias, y);
@@ -392,5 +398,10 @@ void narrow_depthwise(engine& e, const problem& p, const float* x, const float* 
         default: return launch_rows<24>(e, g, x, w, bias, y);
     }
 }
+
+template void narrow_depthwise(engine&, const problem&, const float*, const float*, const float*, float*);
+template void narrow_depthwise(engine&, const problem&, const __nv_bfloat16*, const float*, const float*,
+                               __nv_bfloat16*);
+template void narrow_depthwise(engine&, const problem&, const __half*, const float*, const float*, __half*);
 
 }  // namespace fftconv::detail

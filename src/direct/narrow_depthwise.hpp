@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "fftconv/detail/runtime/engine.hpp"
+#include "fftconv/element_type.hpp"
 #include "fftconv/problem.hpp"
 
 namespace fftconv::detail {
@@ -27,8 +28,9 @@ bool fits_narrow_depthwise(const problem& p);
 // Its predicted time for a problem that fits.
 double narrow_depthwise_seconds(const problem& p);
 
-// y = conv2d(x, w, bias) for a problem that fits; bias may be null. Needs no
-// workspace; runs on e.stream().
-void narrow_depthwise(engine& e, const problem& p, const float* x, const float* w, const float* bias, float* y);
+// y = conv2d(x, w, bias) for a problem that fits; bias may be null; x and y
+// float, __nv_bfloat16 or __half. Needs no workspace; runs on e.stream().
+template <activation_element E>
+void narrow_depthwise(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y);
 
 }  // namespace fftconv::detail

@@ -6,11 +6,18 @@
 
 namespace fftconv::detail {
 
-void run_forward(engine& e, const route& r, const problem& p, const float* x, const filter_input& filter,
-                 const float* bias, float* y) {
-    if (r.decision.path == path_kind::direct && filter.w != nullptr) direct_depthwise(e, p, x, filter.w, bias, y);
-    else if (r.entry != nullptr) r.entry->run(e, p, x, filter, bias, y);
-    else run_pipeline(e, p, r.decision.geometry, x, filter, bias, y);
+void run_forward(engine& e, const route& r, const problem& p, const activations& io, const filter_input& filter,
+                 const float* bias) {
+    if (r.decision.path == path_kind::direct && filter.w != nullptr) {
+        with_element(io.type, [&](auto element) {
+            using E = typename decltype(element)::type;
+            direct_depthwise(e, p, static_cast<const E*>(io.in), filter.w, bias, static_cast<E*>(io.out));
+        });
+    } else if (r.entry != nullptr) {
+        r.entry->run(e, p, io, filter, bias);
+    } else {
+        run_pipeline(e, p, r.decision.geometry, io, filter, bias);
+    }
 }
 
 void transform_filter_on(engine& e, const route& r, const problem& p, const float* w, void* spectrum) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 
 #include "dispatch/router.hpp"
+#include "fftconv/element_type.hpp"
 #include "fftconv/problem.hpp"
 
 namespace fftconv::detail {
@@ -13,10 +14,11 @@ namespace fftconv::detail {
 class engine;
 struct filter_input;
 
-// y = conv2d(x, filter) + bias on `r`; a call given a filter spectrum runs
-// the FFT pipeline even where the route is the direct path.
-void run_forward(engine& e, const route& r, const problem& p, const float* x, const filter_input& filter,
-                 const float* bias, float* y);
+// y = conv2d(x, filter) + bias on `r` (x and y: io's, of any element type);
+// a call given a filter spectrum runs the FFT pipeline even where the route
+// is the direct path.
+void run_forward(engine& e, const route& r, const problem& p, const activations& io, const filter_input& filter,
+                 const float* bias);
 
 // The filter spectrum of `w` as `r`'s pipeline reads it.
 void transform_filter_on(engine& e, const route& r, const problem& p, const float* w, void* spectrum);

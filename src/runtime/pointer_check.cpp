@@ -94,18 +94,22 @@ void require_disjoint(const void* out, std::size_t out_bytes, const char* out_na
                       " bytes): the output must not share memory with an input");
 }
 
-void check_operands(engine& e, const problem& p, const float* x, const float* w, const float* bias, const float* y) {
+void check_operands(engine& e, const problem& p, const activations& io, const float* w, const float* bias) {
     e.begin_call();
     validate(p);
+    const void* x = io.in;
+    const void* y = io.out;
     if (x == nullptr) throw_invalid("fftconv: x is a null pointer");
     if (y == nullptr) throw_invalid("fftconv: y is a null pointer");
-    require_device_memory(x, sizeof(float) * std::size_t(p.input_elements()), e.device(), "x");
+    const std::size_t element = element_bytes(io.type);
+    const std::size_t x_bytes = element * std::size_t(p.input_elements());
+    require_device_memory(x, x_bytes, e.device(), "x");
     if (w != nullptr) require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), e.device(), "w");
     if (bias != nullptr)
         require_device_memory(bias, sizeof(float) * std::size_t(p.out_channels), e.device(), "bias");
-    const std::size_t y_bytes = sizeof(float) * std::size_t(p.output_elements());
+    const std::size_t y_bytes = element * std::size_t(p.output_elements());
     require_device_memory(y, y_bytes, e.device(), "y");
-    require_disjoint(y, y_bytes, "y", x, sizeof(float) * std::size_t(p.input_elements()), "x");
+    require_disjoint(y, y_bytes, "y", x, x_bytes, "x");
     require_disjoint(y, y_bytes, "y", w, sizeof(float) * std::size_t(p.filter_elements()), "w");
     require_disjoint(y, y_bytes, "y", bias, sizeof(float) * std::size_t(p.out_channels), "bias");
 }

@@ -70,7 +70,7 @@ TEST_CASE("gradients refuse bad operands before anything runs") {
     context ctx;
     const problem p = make(1, 2, 2, 8, 8, 3, 1, 1);
     auto a = reference::make_device_array<float>(1 << 12);
-    CHECK_THROWS_WITH_AS(ctx.conv2d_backward_data(p, nullptr, a.data(), a.data()), doctest::Contains("dy is a null pointer"),
+    CHECK_THROWS_WITH_AS(ctx.conv2d_backward_data(p, static_cast<const float*>(nullptr), a.data(), a.data()), doctest::Contains("dy is a null pointer"),
                          fftconv::error);
     CHECK_THROWS_WITH_AS(ctx.conv2d_backward_filter(p, a.data(), a.data(), nullptr), doctest::Contains("dw is a null pointer"),
                          fftconv::error);

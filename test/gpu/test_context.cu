@@ -163,7 +163,7 @@ TEST_CASE("bad input throws invalid_argument naming the problem, and leaves y un
                    "problem.kernel.height = 17 exceeds the padded height 16");
     expect_invalid([&] { ctx.conv2d(problem{0, 3, 3, 16, 16, 3}, x.data(), w.data(), y.data()); },
                    "problem.batch = 0");
-    expect_invalid([&] { ctx.conv2d(good, nullptr, w.data(), y.data()); }, "x is a null pointer");
+    expect_invalid([&] { ctx.conv2d(good, static_cast<const float*>(nullptr), w.data(), y.data()); }, "x is a null pointer");
     expect_invalid([&] { ctx.conv2d(good, x.data(), nullptr, y.data()); }, "w is a null pointer");
     expect_invalid([&] { ctx.force_tile_extent(-3); }, "force_tile_extent(-3)");
     ctx.force_tile_extent(2);

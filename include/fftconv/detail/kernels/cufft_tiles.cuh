@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "fftconv/detail/kernels/element_access.cuh"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
 
 namespace fftconv::detail {
@@ -32,8 +33,9 @@ struct launch_extents {
 // T x T window of image (b, channel) that the tile's outputs see; everything
 // outside the image (padding, or past its edge) is zero (overlap-save needs
 // the window to be exactly what a circular convolution of that size sees).
-template <class Geometry, class Real>
-__global__ void gather_tiles(Geometry geo, launch_extents e, const float* __restrict__ x,
+// x's elements: float, __nv_bfloat16 or __half.
+template <class Geometry, class Real, class Element = float>
+__global__ void gather_tiles(Geometry geo, launch_extents e, const Element* __restrict__ x,
                              Real* __restrict__ tiles, std::int64_t total) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
          idx += std::int64_t{gridDim.x} * blockDim.x) {
@@ -49,7 +51,7 @@ __global__ void gather_tiles(Geometry geo, launch_extents e, const float* __rest
         const std::int64_t x0 = e.first_col + (tile % e.tiles_wide) * e.outputs.wide + col;
         Real v = 0;
         if (y0 >= 0 && y0 < e.height && x0 >= 0 && x0 < e.width)
-            v = x[b * e.strides.batch + channel * e.strides.channel + y0 * e.strides.row + x0];
+            v = to_float(x[b * e.strides.batch + channel * e.strides.channel + y0 * e.strides.row + x0]);
         tiles[idx] = v;
     }
 }
@@ -82,9 +84,10 @@ __global__ void pad_filters(Geometry geo, std::int64_t group_in_channels, std::i
 // (i mod To_h, j mod To_w) of tile (i / To_h, j / To_w) of
 // real output tile (o * batch + b): the first To_h x To_w of each tile are
 // the outputs no circular wrap-around reached (e.outputs: tile_outputs_of).
-template <class Geometry, class Real>
+// y's elements: float, __nv_bfloat16 or __half (rounded once, from Real).
+template <class Geometry, class Real, class Element = float>
 __global__ void scatter_tiles(Geometry geo, launch_extents e, const Real* __restrict__ tiles,
-                              float* __restrict__ y, std::int64_t total) {
+                              Element* __restrict__ y, std::int64_t total) {
     for (std::int64_t idx = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; idx < total;
          idx += std::int64_t{gridDim.x} * blockDim.x) {
         const std::int64_t j = idx % e.out_width;
@@ -98,7 +101,7 @@ __global__ void scatter_tiles(Geometry geo, launch_extents e, const Real* __rest
         const Real value =
             tiles[(n * geo.tile_extent() + i % e.outputs.high) * geo.tile_extent() + j % e.outputs.wide];
         y[b * e.strides.batch + o * e.strides.channel + i * e.strides.row + j] =
-            float(e.bias == nullptr ? value : value + Real(e.bias[o]));
+            from_float<Element>(float(e.bias == nullptr ? value : value + Real(e.bias[o])));
     }
 }
 

@@ -74,8 +74,8 @@ enum class pair_part { both, first_alone, second_alone };
 
 // The outputs of a pair that `part` selects: both tiles, or the real part
 // alone into the first or the second.
-template <class Geometry>
-__device__ output_pair selected_outputs(const output_tiles<Geometry>& sink, std::int64_t n, std::int64_t tile_count,
+template <class Geometry, class Element>
+__device__ output_pair selected_outputs(const output_tiles<Geometry, Element>& sink, std::int64_t n, std::int64_t tile_count,
                                         pair_part part) {
     output_pair out = output_pair_at(sink, n, tile_count);
     if (part == pair_part::second_alone) {
@@ -90,8 +90,8 @@ __device__ output_pair selected_outputs(const output_tiles<Geometry>& sink, std:
 // (natural order) straight to y (coalesced across the warp): factor.x times
 // the real part into out.real, factor.y times the imaginary part into
 // out.imag, each plus its bias.
-template <int T>
-__device__ __forceinline__ void store_output_rows(const float2* z, int lane, float* y, const output_pair& out,
+template <int T, class E>
+__device__ __forceinline__ void store_output_rows(const float2* z, int lane, E* y, const output_pair& out,
                                                   int first, int count, float2 factor) {
     constexpr int pitch = T + 1;
     const bool real = lane < out.real.cols, imag = lane < out.imag.cols;
@@ -243,10 +243,10 @@ __device__ __forceinline__ pair_scale pair_factors(const Largest& largest_of, in
 // outputs; then y from z. The forward passes leave digit-reversed order, the
 // inverse ones natural. A block barrier only where rows turn into columns
 // and back; elsewhere the line group's (rows_sync, line_sync).
-template <int T, bool balance, class Geometry, class Largest>
+template <int T, bool balance, class Geometry, class Largest, class E>
 __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, int lane, int share, int group,
-                                               const float* x, tile_window in_real, tile_window in_imag,
-                                               const float2* w, const output_tiles<Geometry>& sink, std::int64_t n,
+                                               const E* x, tile_window in_real, tile_window in_imag,
+                                               const float2* w, const output_tiles<Geometry, E>& sink, std::int64_t n,
                                                std::int64_t tile_count, pair_part part, bool check_finite) {
     // The input rows either window holds: the others are zero, and so is their FFT.
     const int rows = max(in_real.rows, in_imag.rows), first_row = first_window_row(in_real, in_imag);
@@ -332,10 +332,10 @@ __device__ __forceinline__ bool depthwise_pair(float2* z, Largest& largest_of, i
 // inlined, so that the kernel's registers stay those of the common path;
 // its arguments by value (references to the kernel's parameters made the
 // kernel copy them to local memory and read every output address from there).
-template <int T, class Geometry, class Largest>
+template <int T, class Geometry, class Largest, class E>
 __device__ __noinline__ void depthwise_alone(float2* z, Largest& largest_of, int lane, int share, int group,
-                                             const float* x, tile_window in, const float2* w,
-                                             output_tiles<Geometry> sink, std::int64_t n, std::int64_t tile_count,
+                                             const E* x, tile_window in, const float2* w,
+                                             output_tiles<Geometry, E> sink, std::int64_t n, std::int64_t tile_count,
                                              pair_part part) {
     depthwise_pair<T, true>(z, largest_of, lane, share, group, x, in, tile_window{}, w, sink, n, tile_count, part,
                             false);
@@ -357,12 +357,12 @@ __device__ __noinline__ void depthwise_alone(float2* z, Largest& largest_of, int
 // The rare path is a call of its own (depthwise_alone): a second inlined
 // copy, or a loop around one, cost the common path registers (T = 32: 160
 // in a loop, against 128).
-template <class Geometry, bool spanning_pairs>
+template <class Geometry, bool spanning_pairs, class Element>
 __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_extent).depthwise_threads(),
                                   tile_family_of(Geometry::static_extents.tile_extent).depthwise_min_blocks)
-    depthwise_tiles(image_tiles<Geometry> source,
+    depthwise_tiles(image_tiles<Geometry, Element> source,
                     const float2* __restrict__ filter,
-                    std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry> sink,
+                    std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry, Element> sink,
                     std::int64_t tile_count, std::int64_t first_pair) {
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = tile_family_of(T).pairs;
@@ -393,13 +393,13 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     }
 }
 
-template <class Geometry>
-void launch_depthwise_tiles(const image_tiles<Geometry>& source, const float2* filter, std::int64_t first_out,
-                            std::int64_t multiplier, const output_tiles<Geometry>& sink, std::int64_t tile_count,
-                            cudaStream_t stream) {
+template <class Geometry, class Element>
+void launch_depthwise_tiles(const image_tiles<Geometry, Element>& source, const float2* filter,
+                            std::int64_t first_out, std::int64_t multiplier, const output_tiles<Geometry, Element>& sink,
+                            std::int64_t tile_count, cudaStream_t stream) {
     constexpr tile_family family = tile_family_of(Geometry::static_extents.tile_extent);
-    const auto kernel =
-        source.grid.tile_slots % 2 != 0 ? depthwise_tiles<Geometry, true> : depthwise_tiles<Geometry, false>;
+    const auto kernel = source.grid.tile_slots % 2 != 0 ? depthwise_tiles<Geometry, true, Element>
+                                                        : depthwise_tiles<Geometry, false, Element>;
     allow_shared_bytes(kernel, family.shared_bytes());
     const std::int64_t pair_count = (tile_count + 1) / 2;
     for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * family.pairs) {

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "fftconv/detail/kernels/element_access.cuh"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/kernels/register_fft.cuh"
@@ -184,11 +185,12 @@ struct tile_grid {
 // of the pass reads input row first_row (its first output row minus the top
 // padding: negative where the window hangs over the zero padding), output
 // column 0 input column first_col (minus the left padding). Consecutive tiles
-// are `outputs` apart (workspace_layout.hpp, tile_outputs_of).
-template <class Geometry>
+// are `outputs` apart (workspace_layout.hpp, tile_outputs_of). x's elements
+// are float, __nv_bfloat16 or __half (read as float: element_access.cuh).
+template <class Geometry, class Element = float>
 struct image_tiles {
     Geometry geo;
-    const float* x;
+    const Element* x;
     tensor_strides strides;
     std::int64_t height, width;
     tile_outputs outputs;
@@ -210,11 +212,11 @@ struct image_tiles {
         const tile_place at = grid.place(n);
         return window(at.channel, at);
     }
-    __device__ const float* data() const { return x; }
+    __device__ const Element* data() const { return x; }
 };
 
-template <class Geometry>
-constexpr bool scales_partners<image_tiles<Geometry>> = false;
+template <class Geometry, class Element>
+constexpr bool scales_partners<image_tiles<Geometry, Element>> = false;
 
 // Filter tile n = in_channel * out_channels + out_channel (in_channel within
 // the output channel's group): the Kh x Kw filter, scaled by 1/T^2 (the inverse
@@ -239,11 +241,12 @@ struct filter_tiles {
 // outputs.high x outputs.wide outputs (the ones no circular wrap reached, or
 // where the tile covers the padded image all of them: tile_outputs_of),
 // clipped to y, plus the output channel's bias (when there is one); slots
-// past tiles_per_image write nothing.
-template <class Geometry>
+// past tiles_per_image write nothing. y's elements are float,
+// __nv_bfloat16 or __half (rounded to nearest as they are written).
+template <class Geometry, class Element = float>
 struct output_tiles {
     Geometry geo;
-    float* y;
+    Element* y;
     tensor_strides strides;
     std::int64_t out_height, out_width;
     tile_outputs outputs;
@@ -270,8 +273,9 @@ struct output_pair {
 };
 
 // Output tiles n and n + 1 of `sink` (each skipped outside [0, tile_count)).
-template <class Geometry>
-__device__ output_pair output_pair_at(const output_tiles<Geometry>& sink, std::int64_t n, std::int64_t tile_count) {
+template <class Geometry, class Element>
+__device__ output_pair output_pair_at(const output_tiles<Geometry, Element>& sink, std::int64_t n,
+                                      std::int64_t tile_count) {
     const tile_place a = sink.grid.place(n), b = sink.grid.next(a);
     const bool real = n < tile_count, imag = n + 1 < tile_count;
     return {real ? sink.window(a) : tile_window{}, imag ? sink.window(b) : tile_window{},
@@ -312,8 +316,8 @@ __device__ void pair_windows(const Source& source, const tile_pair& pair, tile_w
     if (pair.has_first) a = source.window(pair.first);
     if (pair.has_second) b = source.window(pair.first + pair.second_offset);
 }
-template <class Geometry>
-__device__ void pair_windows(const image_tiles<Geometry>& source, const tile_pair& pair, tile_window& a,
+template <class Geometry, class Element>
+__device__ void pair_windows(const image_tiles<Geometry, Element>& source, const tile_pair& pair, tile_window& a,
                              tile_window& b) {
     const tile_place first = source.grid.place(pair.first), second = source.grid.next(first);
     if (pair.has_first) a = source.window(first.channel, first);
@@ -325,16 +329,18 @@ __device__ void pair_windows(const image_tiles<Geometry>& source, const tile_pai
 // tensor for rows over the padding (never read or written there); index
 // arithmetic per element (a 64-bit shift and add) was a third of the load
 // and store loops' instructions. Reads and writes name the global space (from
-// an integer, the compiler would emit generic ones).
+// an integer, the compiler would emit generic ones). Elements of type E are
+// read and written as float (element_access.cuh).
+template <class E>
 struct window_cursor {
     std::uintptr_t at;
     std::uintptr_t row_step;
 
-    __device__ window_cursor(const float* data, const tile_window& w, int column)
-        : at(reinterpret_cast<std::uintptr_t>(data) + sizeof(float) * std::uintptr_t(w.offset + column)),
-          row_step(sizeof(float) * std::uintptr_t(w.row_stride)) {}
-    __device__ float load() const { return __ldca(reinterpret_cast<const float*>(at)); }
-    __device__ void store(float value) const { __stwb(reinterpret_cast<float*>(at), value); }
+    __device__ window_cursor(const E* data, const tile_window& w, int column)
+        : at(reinterpret_cast<std::uintptr_t>(data) + sizeof(E) * std::uintptr_t(w.offset + column)),
+          row_step(sizeof(E) * std::uintptr_t(w.row_stride)) {}
+    __device__ float load() const { return load_cached(reinterpret_cast<const E*>(at)); }
+    __device__ void store(float value) const { store_write_back(reinterpret_cast<E*>(at), value); }
     __device__ void next_row() { at += row_step; }
     __device__ void skip_rows(int rows) { at += std::uintptr_t(rows) * row_step; }
 };
@@ -358,9 +364,9 @@ __device__ __forceinline__ float max_magnitude(float largest, float v) {
 // is used (one load per iteration was latency-bound). `largest` gets the
 // largest magnitude this thread loaded of each (a: .x, b: .y; before
 // `scale`), NaN where one was NaN; returns whether both are finite.
-template <int T, int Rows = T>
-__device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data_a, const tile_window& wa,
-                                          const float* data_b, const tile_window& wb, float scale,
+template <int T, int Rows = T, class A, class B>
+__device__ __forceinline__ bool load_pair(float2* z, int lane, const A* data_a, const tile_window& wa,
+                                          const B* data_b, const tile_window& wb, float scale,
                                           float2& largest, int first = 0) {
     constexpr int pitch = T + 1, chunk = 16;
     static_assert(Rows % chunk == 0, "rows are loaded in chunks");
@@ -391,8 +397,8 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data
 }
 
 // Both windows of one array.
-template <int T, int Rows = T>
-__device__ __forceinline__ bool load_pair(float2* z, int lane, const float* data, const tile_window& wa,
+template <int T, int Rows = T, class E>
+__device__ __forceinline__ bool load_pair(float2* z, int lane, const E* data, const tile_window& wa,
                                           const tile_window& wb, float scale, float2& largest, int first = 0) {
     return load_pair<T, Rows>(z, lane, data, wa, data, wb, scale, largest, first);
 }
@@ -425,8 +431,8 @@ __device__ __forceinline__ void transform_column(const float2* z, int lane, floa
 // (coalesced across the warp): factor.x times the real part into out.real,
 // factor.y times the imaginary part into out.imag, each plus its bias, each
 // window's address stepped a row at a time (window_cursor).
-template <int T>
-__device__ __forceinline__ void store_output_column(const float2 (&v)[T], int lane, float* y, const output_pair& out,
+template <int T, class E>
+__device__ __forceinline__ void store_output_column(const float2 (&v)[T], int lane, E* y, const output_pair& out,
                                                     float2 factor) {
     const bool real = lane < out.real.cols, imag = lane < out.imag.cols;
     if (!(real || imag)) return;
@@ -497,7 +503,7 @@ __device__ __forceinline__ int first_window_row(const tile_window& wa, const til
 // each per source, except where a source of two tensors overloads these
 // (filter_gradient_gemm.cu); a pair of tiles reads one tensor.
 template <class Source>
-__device__ const float* tile_data(const Source& source, std::int64_t) {
+__device__ auto tile_data(const Source& source, std::int64_t) {
     return source.data();
 }
 template <class Source>
@@ -622,10 +628,10 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
 // that range on. Pair (n, n + 1)'s partners are scaled by scales.of(n)
 // before the shared transform and back after it (pair_scale): for outputs a
 // user treats as independent (a filter gradient's input channels).
-template <class Geometry, class PairScales = no_pair_scales>
+template <class Geometry, class PairScales = no_pair_scales, class Element = float>
 __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_extent).threads())
     inverse_tiles(const float2* __restrict__ spectrum, std::int64_t first_tile, std::int64_t tile_count,
-                  std::int64_t first_pair, std::int64_t bin_stride, output_tiles<Geometry> sink,
+                  std::int64_t first_pair, std::int64_t bin_stride, output_tiles<Geometry, Element> sink,
                   PairScales scales) {
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = tile_family_of(T).pairs, threads = tile_family_of(T).threads(), freq_cols = T / 2 + 1;
@@ -723,12 +729,12 @@ void launch_forward_tiles(const Source& source, std::int64_t tile_count, std::in
     }
 }
 
-template <class Geometry, class PairScales = no_pair_scales>
+template <class Geometry, class PairScales = no_pair_scales, class Element = float>
 void launch_inverse_tiles(const float2* spectrum, std::int64_t first_tile, std::int64_t tile_count,
-                          std::int64_t bin_stride, const output_tiles<Geometry>& sink, cudaStream_t stream,
+                          std::int64_t bin_stride, const output_tiles<Geometry, Element>& sink, cudaStream_t stream,
                           const PairScales& scales = {}) {
     constexpr tile_family family = tile_family_of(Geometry::static_extents.tile_extent);
-    const auto kernel = inverse_tiles<Geometry, PairScales>;
+    const auto kernel = inverse_tiles<Geometry, PairScales, Element>;
     allow_shared_bytes(kernel, family.shared_bytes());
     const std::int64_t pair_count = (tile_count - first_tile + 1) / 2;
     for (std::int64_t first = 0; first < pair_count; first += max_fused_blocks * family.pairs) {

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "fftconv/element_type.hpp"
 #include "fftconv/problem.hpp"
 
 namespace fftconv::detail {
@@ -28,7 +29,8 @@ constexpr bool has_padding_only_outputs(const problem& p) {
 
 // Writes bias[o] (0 without a bias) to every padding-only output of the
 // dense y [batch][out_channels][out_height][out_width], on `stream`. Nothing
-// when there are none.
-void write_padding_only_outputs(const problem& p, const float* bias, float* y, cudaStream_t stream);
+// when there are none. Instantiated for float, __nv_bfloat16 and __half.
+template <activation_element E>
+void write_padding_only_outputs(const problem& p, const float* bias, E* y, cudaStream_t stream);
 
 }  // namespace fftconv::detail

@@ -29,6 +29,7 @@
 #include <cstdint>
 
 #include "fftconv/config.hpp"
+#include "fftconv/element_type.hpp"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/kernels/cufft_tiles.cuh"
@@ -85,9 +86,11 @@ constexpr spectral_gemm_launcher spectral_gemm_for() {
 // pass's extents (a band of tile rows: the unpadded problem whose output is
 // the band's); the image view says where its input comes from: input row
 // first_row + i and column first_col + j feed the pass's output (i, j)
-// window (negative, or past height / width: zero padding).
+// window (negative, or past height / width: zero padding). x and y are of
+// one element type E: float, __nv_bfloat16 or __half.
+template <class E>
 struct pass_io {
-    const float* x;              // the pass's first sample, channel 0, row 0
+    const E* x;                  // the pass's first sample, channel 0, row 0
     tensor_strides x_strides;
     std::int64_t height, width;  // of the image
     std::int64_t first_row, first_col;
@@ -95,7 +98,7 @@ struct pass_io {
     filter_operand filter;       // the spectrum to multiply by
     bool filter_in_order;        // a depthwise pass: an earlier pass left `filter` in its kernel's order
     const float* bias;           // the pass's output channels' bias, or null
-    float* y;                    // the pass's first output
+    E* y;                        // the pass's first output
     tensor_strides y_strides;
     channel_groups groups;
 };
@@ -135,13 +138,14 @@ void transform_filters(engine& e, const Geometry& geo, const workspace_layout& t
 }
 
 // One fused pass (see run_pass).
-template <class Geometry>
+template <class Geometry, class E>
 void run_fused_pass(engine& e, const problem& p, const Geometry& geo, const workspace_layout& t,
-                    const pipeline_buffers& b, const pass_io& io) {
+                    const pipeline_buffers& b, const pass_io<E>& io) {
     const tile_grid grid{p.batch, t.tiles_wide, t.tiles_per_image, t.tile_slots};
-    const output_tiles<Geometry> sink{geo, io.y, io.y_strides, p.out_height(), p.out_width(), t.outputs, grid, io.bias};
-    const image_tiles<Geometry> source{geo, io.x, io.x_strides, io.height, io.width, t.outputs, grid, io.first_row,
-                                       io.first_col};
+    const output_tiles<Geometry, E> sink{geo,         io.y, io.y_strides, p.out_height(), p.out_width(),
+                                         t.outputs,   grid, io.bias};
+    const image_tiles<Geometry, E> source{geo,       io.x, io.x_strides, io.height, io.width,
+                                          t.outputs, grid, io.first_row, io.first_col};
     // Large problems overlap independent work on a side stream: the filter
     // transform runs beside the image transform, and the inverse of the first
     // half of the output channels beside the GEMM of the second half. On
@@ -171,14 +175,14 @@ void run_fused_pass(engine& e, const problem& p, const Geometry& geo, const work
 }
 
 // One cuFFT pass (see run_pass).
-template <class Geometry>
+template <class Geometry, class E>
 void run_cufft_pass(engine& e, const problem& p, const Geometry& geo, const workspace_layout& t,
-                    const pipeline_buffers& b, const pass_io& io) {
+                    const pipeline_buffers& b, const pass_io<E>& io) {
     if (io.w != nullptr) transform_filters(e, geo, t, b, io.w, p.group_in_channels(), b.filter_spectrum, e.stream());
     launch_extents in{p.batch, io.height, io.width, p.out_height(), p.out_width(),
                       p.in_channels, t.outputs, t.tiles_wide, t.tiles_per_image, io.x_strides, io.first_row, io.first_col};
     const std::int64_t input_total = t.input_transforms * geo.tile_elements();
-    const auto gather = gather_tiles<Geometry, double>;
+    const auto gather = gather_tiles<Geometry, double, E>;
     launch(gather, grid_blocks(input_total), block_threads, 0, e.stream(), geo, in, io.x,
            static_cast<double*>(b.real), input_total);
     e.execute(e.transform_for(input_transform_key(t)), fft_direction::forward, b.real, b.input_spectrum, b.fft_work);
@@ -191,7 +195,7 @@ void run_cufft_pass(engine& e, const problem& p, const Geometry& geo, const work
     out.strides = io.y_strides;
     out.bias = io.bias;
     const std::int64_t output_total = p.output_elements();
-    const auto scatter = scatter_tiles<Geometry, double>;
+    const auto scatter = scatter_tiles<Geometry, double, E>;
     launch(scatter, grid_blocks(output_total), block_threads, 0, e.stream(), geo, out,
            static_cast<const double*>(b.real), io.y, output_total);
 }
@@ -202,9 +206,9 @@ void run_cufft_pass(engine& e, const problem& p, const Geometry& geo, const work
 // which no kernel of the pass writes: later passes over the same output
 // channels find it there. On the radix-3 extents the filter DFT writes it in
 // that order itself; otherwise a copy orders the filter spectrum.
-template <class Geometry>
+template <class Geometry, class E>
 void run_depthwise_pass(engine& e, const problem& p, const Geometry& geo, const workspace_layout& t,
-                        const pipeline_buffers& b, const pass_io& io) {
+                        const pipeline_buffers& b, const pass_io<E>& io) {
     if (io.w != nullptr && t.slot_ordered_filter) {
         const slot_order_sink sink{static_cast<float2*>(b.output_spectrum), t.geometry.tile_extent()};
         launch_filter_dft(geo, io.w, t.filter_transforms, sink, e.stream());
@@ -215,9 +219,9 @@ void run_depthwise_pass(engine& e, const problem& p, const Geometry& geo, const 
     const auto run_on = [&](const auto& g) {
         using G = std::decay_t<decltype(g)>;
         const tile_grid grid{p.batch, t.tiles_wide, t.tiles_per_image, t.tile_slots};
-        const output_tiles<G> sink{g, io.y, io.y_strides, p.out_height(), p.out_width(), t.outputs, grid, io.bias};
-        const image_tiles<G> source{g, io.x, io.x_strides, io.height, io.width, t.outputs, grid, io.first_row,
-                                    io.first_col};
+        const output_tiles<G, E> sink{g, io.y, io.y_strides, p.out_height(), p.out_width(), t.outputs, grid, io.bias};
+        const image_tiles<G, E> source{g,         io.x, io.x_strides, io.height, io.width,
+                                       t.outputs, grid, io.first_row, io.first_col};
         launch_depthwise_tiles<G>(source, static_cast<const float2*>(b.output_spectrum),
                                   io.groups.first_out, io.groups.out_per_group, sink, t.output_transforms, e.stream());
     };
@@ -233,9 +237,9 @@ void run_depthwise_pass(engine& e, const problem& p, const Geometry& geo, const 
 // output channels into the workspace.
 // A depthwise configuration (depthwise_only: every problem it runs is
 // depthwise) on a fused_depthwise_extents extent compiles that pass alone.
-template <bool depthwise_only, class Geometry>
+template <bool depthwise_only, class Geometry, class E>
 void run_pass(engine& e, const problem& p, const Geometry& geo, const workspace_layout& t,
-              const pipeline_buffers& b, const pass_io& io) {
+              const pipeline_buffers& b, const pass_io<E>& io) {
     if (t.image_to_output) return run_depthwise_pass(e, p, geo, t, b, io);
     if constexpr (!(depthwise_only && Geometry::static_tile &&
                     has_fused_depthwise(Geometry::static_extents.tile_extent)))
@@ -244,13 +248,10 @@ void run_pass(engine& e, const problem& p, const Geometry& geo, const workspace_
             [&](const auto& g) { run_cufft_pass(e, p, g, t, b, io); });
 }
 
-// y = conv2d(x, w) + bias: schedules the passes, makes the workspace, runs them.
-// Exactly one of filter.w and filter.given.data is non-null; bias may be
-// null. `geo` has the problem's kernel extent and input channels;
-// depthwise_only, that `p` is depthwise (a depthwise configuration's).
-template <bool depthwise_only = false, class Geometry>
-void run_pipeline(engine& e, const problem& p, const Geometry& geo, const float* x, const filter_input& filter,
-                  const float* bias, float* y) {
+// y = conv2d(x, w) + bias for x and y of element type E (run_pipeline).
+template <bool depthwise_only, class Geometry, class E>
+void run_passes(engine& e, const problem& p, const Geometry& geo, const E* x, const filter_input& filter,
+                const float* bias, E* y) {
     const int tile_extent = geo.tile_extent();
     const bool holds_filter = filter.w != nullptr;
     const pass_schedule schedule = prepare(e, p, tile_extent, holds_filter);
@@ -264,7 +265,7 @@ void run_pipeline(engine& e, const problem& p, const Geometry& geo, const float*
                                                   std::int64_t o0, bool first_of_channels) {
         const workspace_layout t = make_layout(q, tile_extent, holds_filter);
         const std::int64_t row0 = r0 * out_tile;
-        pass_io io{};
+        pass_io<E> io{};
         io.x = x + b0 * xs.batch;
         io.x_strides = xs;
         io.height = p.height;
@@ -283,6 +284,20 @@ void run_pipeline(engine& e, const problem& p, const Geometry& geo, const float*
         run_pass<depthwise_only>(e, q, geo, t, b, io);
     });
     write_padding_only_outputs(p, bias, y, e.stream());
+}
+
+// y = conv2d(x, w) + bias: schedules the passes, makes the workspace, runs
+// them. io holds x and y, of any element type. Exactly one of filter.w and
+// filter.given.data is non-null; bias may be null. `geo` has the problem's
+// kernel extent and input channels; depthwise_only, that `p` is depthwise (a
+// depthwise configuration's).
+template <bool depthwise_only = false, class Geometry>
+void run_pipeline(engine& e, const problem& p, const Geometry& geo, const activations& io, const filter_input& filter,
+                  const float* bias) {
+    with_element(io.type, [&](auto element) {
+        using E = typename decltype(element)::type;
+        run_passes<depthwise_only>(e, p, geo, static_cast<const E*>(io.in), filter, bias, static_cast<E*>(io.out));
+    });
 }
 
 // The filter spectrum of `w` for problems like `p` (all output channels),

@@ -21,11 +21,12 @@
 namespace fftconv::detail {
 
 class engine;
+struct activations;
 struct filter_input;
 
 template <tile_config Cfg>
-void run_specialized(engine& e, const problem& p, const float* x, const filter_input& filter, const float* bias,
-                     float* y);
+void run_specialized(engine& e, const problem& p, const activations& io, const filter_input& filter,
+                     const float* bias);
 
 template <tile_config Cfg>
 void transform_specialized(engine& e, const problem& p, const float* w, void* spectrum);
@@ -54,8 +55,8 @@ struct config_list {
 // one per element of a list, so each entry needs its line, and this keeps
 // the signatures above written once.
 #define FFTCONV_SPECIALIZED_PIPELINE(prefix, ...)                                                              \
-    prefix template void run_specialized<__VA_ARGS__>(engine&, const problem&, const float*, const filter_input&, \
-                                                      const float*, float*);                                   \
+    prefix template void run_specialized<__VA_ARGS__>(engine&, const problem&, const activations&,              \
+                                                      const filter_input&, const float*);                      \
     prefix template void transform_specialized<__VA_ARGS__>(engine&, const problem&, const float*, void*);       \
     prefix template std::vector<const void*> specialized_kernels<__VA_ARGS__>()
 

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 
+#include "fftconv/element_type.hpp"
 #include "fftconv/problem.hpp"
 
 namespace fftconv::detail {
@@ -28,8 +29,8 @@ void require_disjoint(const void* out, std::size_t out_bytes, const char* out_na
 // The checks every call makes before its first launch: the engine's call
 // preconditions (engine::begin_call), the problem, and x, w (unless null: a
 // filter spectrum brings its own), bias (unless null: none) and y against the
-// problem's sizes, and y disjoint from x, w and bias.
-void check_operands(engine& e, const problem& p, const float* x, const float* w, const float* bias,
-                    const float* y);
+// problem's sizes (x and y: io's, of its element type), and y disjoint from
+// x, w and bias.
+void check_operands(engine& e, const problem& p, const activations& io, const float* w, const float* bias);
 
 }  // namespace fftconv::detail
