@@ -146,6 +146,22 @@ fftconv_status fftconv_conv2d_backward_filter_ex(fftconv_context context, const 
                                                  const float* x, const float* dy, float* dw, float* dbias);
 fftconv_status fftconv_reserve_backward_ex(fftconv_context context, const fftconv_conv2d_desc* desc);
 
+/* Activations of another element type: x and y (dy and dx) both of
+ * `element_type`, 2-byte elements for bfloat16 and float16; w and bias stay
+ * float. fftconv computes in FP32 (half inputs widen exactly) and rounds
+ * each output once, to nearest. */
+typedef enum fftconv_element_type {
+    FFTCONV_FLOAT32 = 0,
+    FFTCONV_BFLOAT16 = 1,
+    FFTCONV_FLOAT16 = 2
+} fftconv_element_type;
+fftconv_status fftconv_conv2d_typed(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                    fftconv_element_type element_type, const void* x, const float* w,
+                                    const float* bias, void* y);
+fftconv_status fftconv_conv2d_backward_data_typed(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                                  fftconv_element_type element_type, const void* dy,
+                                                  const float* w, void* dx);
+
 /* The message of this thread's last failed call ("" if none). */
 const char* fftconv_last_error(void);
 /* "success", "invalid_argument", ... */

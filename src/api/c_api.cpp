@@ -91,6 +91,20 @@ fftconv::problem to_cxx(const fftconv_conv2d_desc* d) {
     return p;
 }
 
+// f(element_tag<E>{}) for the C++ type of a C element type; anything else
+// is refused by name.
+template <class F>
+void with_c_element(fftconv_element_type type, F&& f) {
+    switch (type) {
+        case FFTCONV_FLOAT32: return f(fftconv::detail::element_tag<float>{});
+        case FFTCONV_BFLOAT16: return f(fftconv::detail::element_tag<__nv_bfloat16>{});
+        case FFTCONV_FLOAT16: return f(fftconv::detail::element_tag<__half>{});
+    }
+    throw fftconv::error(fftconv::status::invalid_argument,
+                         "fftconv: element_type = " + std::to_string(int(type)) +
+                             " is none of FFTCONV_FLOAT32, FFTCONV_BFLOAT16, FFTCONV_FLOAT16");
+}
+
 }  // namespace
 
 extern "C" {
@@ -187,6 +201,32 @@ fftconv_status fftconv_conv2d_ex(fftconv_context context, const fftconv_conv2d_d
     return guarded([&] {
         require(context, "context");
         context->cxx.conv2d(to_cxx(desc), x, w, bias, y);
+    });
+}
+
+fftconv_status fftconv_conv2d_typed(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                    fftconv_element_type element_type, const void* x, const float* w,
+                                    const float* bias, void* y) {
+    return guarded([&] {
+        require(context, "context");
+        const fftconv::problem p = to_cxx(desc);
+        with_c_element(element_type, [&](auto tag) {
+            using E = typename decltype(tag)::type;
+            context->cxx.conv2d(p, static_cast<const E*>(x), w, bias, static_cast<E*>(y));
+        });
+    });
+}
+
+fftconv_status fftconv_conv2d_backward_data_typed(fftconv_context context, const fftconv_conv2d_desc* desc,
+                                                  fftconv_element_type element_type, const void* dy,
+                                                  const float* w, void* dx) {
+    return guarded([&] {
+        require(context, "context");
+        const fftconv::problem p = to_cxx(desc);
+        with_c_element(element_type, [&](auto tag) {
+            using E = typename decltype(tag)::type;
+            context->cxx.conv2d_backward_data(p, static_cast<const E*>(dy), w, static_cast<E*>(dx));
+        });
     });
 }
 

@@ -1,8 +1,12 @@
 // The C ABI: status codes, per-thread messages, and a correct result.
 #include "doctest.hpp"
 
+#include <cstring>
 #include <string>
 #include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include "fftconv/fftconv.h"
 #include "reference.hpp"
@@ -177,4 +181,99 @@ TEST_CASE("the gradients through the C ABI") {
     CHECK(fftconv_conv2d_backward_data_ex(ctx, &d, nullptr, w.data(), dx.data()) == FFTCONV_INVALID_ARGUMENT);
     CHECK(std::string(fftconv_last_error()).find("dy is a null pointer") != std::string::npos);
     CHECK(fftconv_destroy(ctx) == FFTCONV_SUCCESS);
+}
+
+namespace {
+
+// Half values of `values` (rounded to nearest), and those halves widened back.
+template <class Half>
+std::vector<Half> rounded(const std::vector<float>& values) {
+    std::vector<Half> out;
+    for (const float v : values) out.push_back(Half(v));
+    return out;
+}
+template <class Half>
+std::vector<float> widened(const std::vector<Half>& values) {
+    std::vector<float> out;
+    for (const Half v : values) out.push_back(float(v));
+    return out;
+}
+
+template <class T>
+void upload(fftconv::reference::device_array<T>& to, const std::vector<T>& from) {
+    REQUIRE(cudaMemcpy(to.data(), from.data(), sizeof(T) * from.size(), cudaMemcpyHostToDevice) == cudaSuccess);
+}
+template <class T>
+std::vector<T> download(const fftconv::reference::device_array<T>& from) {
+    std::vector<T> to(std::size_t(from.size));
+    REQUIRE(cudaMemcpy(to.data(), from.data(), sizeof(T) * to.size(), cudaMemcpyDeviceToHost) == cudaSuccess);
+    return to;
+}
+
+// Every element of the typed result is the float result on the widened
+// inputs, rounded once to nearest (what the C ABI's typed calls promise).
+template <class Half>
+void check_rounded_once(const std::vector<Half>& typed, const std::vector<float>& single) {
+    REQUIRE(typed.size() == single.size());
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < typed.size(); ++i) {
+        const Half expected(single[i]);
+        if (std::memcmp(&expected, &typed[i], sizeof(Half)) != 0) ++differ;
+    }
+    CHECK(differ == 0);
+}
+
+// conv2d (bfloat16) and its data gradient (float16) through the typed calls.
+template <class Half>
+void check_typed_c_calls(fftconv_element_type type) {
+    fftconv_context ctx = nullptr;
+    REQUIRE(fftconv_create(&ctx, nullptr) == FFTCONV_SUCCESS);
+    fftconv_conv2d_desc d = FFTCONV_CONV2D_DESC_INIT;
+    d.batch = 2;
+    d.in_channels = d.out_channels = d.groups = 8;  // depthwise 9 x 9, 'same', with bias
+    d.height = 21;
+    d.width = 18;
+    d.kernel_height = d.kernel_width = 9;
+    d.pad_height = d.pad_width = 4;
+    const fftconv::problem cxx{.batch = 2, .in_channels = 8, .out_channels = 8, .height = 21, .width = 18,
+                               .kernel = 9, .padding = 4, .groups = 8};
+    using namespace fftconv::reference;
+    auto source = make_device_array<float>(cxx.input_elements());
+    auto w = make_device_array<float>(cxx.filter_elements());
+    auto bias = make_device_array<float>(cxx.out_channels);
+    fill_normal(source.data(), source.size, 41, nullptr);
+    fill_normal(w.data(), w.size, 42, nullptr);
+    fill_normal(bias.data(), bias.size, 43, nullptr);
+    const std::vector<Half> x_half = rounded<Half>(to_host(source.data(), source.size));
+    auto x = make_device_array<Half>(cxx.input_elements());
+    auto x_float = make_device_array<float>(cxx.input_elements());
+    upload(x, x_half);
+    upload(x_float, widened(x_half));
+
+    auto y = make_device_array<Half>(cxx.output_elements());
+    auto y_float = make_device_array<float>(cxx.output_elements());
+    REQUIRE(fftconv_conv2d_typed(ctx, &d, type, x.data(), w.data(), bias.data(), y.data()) == FFTCONV_SUCCESS);
+    REQUIRE(fftconv_conv2d_ex(ctx, &d, x_float.data(), w.data(), bias.data(), y_float.data()) == FFTCONV_SUCCESS);
+    // x stands for dy (this problem's y has x's shape: 'same').
+    auto dx = make_device_array<Half>(cxx.input_elements());
+    auto dx_float = make_device_array<float>(cxx.input_elements());
+    REQUIRE(fftconv_conv2d_backward_data_typed(ctx, &d, type, x.data(), w.data(), dx.data()) == FFTCONV_SUCCESS);
+    REQUIRE(fftconv_conv2d_backward_data_ex(ctx, &d, x_float.data(), w.data(), dx_float.data()) == FFTCONV_SUCCESS);
+    REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+    check_rounded_once(download(y), download(y_float));
+    check_rounded_once(download(dx), download(dx_float));
+
+    CHECK(fftconv_conv2d_typed(ctx, &d, fftconv_element_type(7), x.data(), w.data(), nullptr, y.data()) ==
+          FFTCONV_INVALID_ARGUMENT);
+    CHECK(std::string(fftconv_last_error()).find("element_type = 7 is none of") != std::string::npos);
+    CHECK(fftconv_conv2d_typed(ctx, &d, type, x.data(), w.data(), nullptr, nullptr) == FFTCONV_INVALID_ARGUMENT);
+    CHECK(std::string(fftconv_last_error()).find("y is a null pointer") != std::string::npos);
+    CHECK(fftconv_destroy(ctx) == FFTCONV_SUCCESS);
+}
+
+}  // namespace
+
+TEST_CASE("half-precision activations through the C ABI: the float result on the widened inputs, rounded once") {
+    SUBCASE("bfloat16") { check_typed_c_calls<__nv_bfloat16>(FFTCONV_BFLOAT16); }
+    SUBCASE("float16") { check_typed_c_calls<__half>(FFTCONV_FLOAT16); }
 }
