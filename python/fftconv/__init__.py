@@ -1,6 +1,8 @@
 """fftconv: large-kernel 2D convolution on NVIDIA GPUs by tiled overlap-save
-FFT. PyTorch's F.conv2d semantics (float32 NCHW, stride 1, dilation 1; zero
-padding, groups and bias as F.conv2d takes them).
+FFT. PyTorch's F.conv2d semantics (NCHW, stride 1, dilation 1; zero padding,
+groups and bias as F.conv2d takes them), computed in FP32: x and y float32,
+bfloat16 or float16 (half ones read and written by the kernels directly), w
+and bias float32.
 
     import fftconv
     y = fftconv.conv2d(x, w)                  # CUDA tensors: PyTorch, CuPy, JAX, DLPack

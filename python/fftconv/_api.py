@@ -117,11 +117,13 @@ def conv2d(x, w, bias=None, stride=1, padding=None, dilation=1, groups=None, *, 
     """y = torch.nn.functional.conv2d(x, w, bias, stride, padding, dilation,
     groups), computed by fftconv. The arguments are F.conv2d's, in its order.
 
-    x: float32 CUDA tensor (batch, in_channels, height, width), from PyTorch,
-       CuPy, JAX or any DLPack producer.
+    x: float32, bfloat16 or float16 CUDA tensor (batch, in_channels, height,
+       width), from PyTorch, CuPy, JAX or any DLPack producer. Half inputs
+       are read by the kernels directly and widened exactly; fftconv
+       computes in FP32 and rounds each output once.
     w: float32 CUDA tensor (out_channels, in_channels / groups, kernel_height,
-       kernel_width), or a FilterSpectrum from transform_filter (inference:
-       transform once).
+       kernel_width), whatever x's dtype, or a FilterSpectrum from
+       transform_filter (inference: transform once).
     bias: None, or a float32 CUDA tensor (out_channels,) added to each output
        channel.
     stride, dilation: 1 (an int or a pair); anything else raises
@@ -133,18 +135,19 @@ def conv2d(x, w, bias=None, stride=1, padding=None, dilation=1, groups=None, *, 
     groups: in_channels and out_channels are split into `groups` groups, each
        output group seeing only its input group (in_channels = groups:
        depthwise). Default 1, or a FilterSpectrum's.
-    out: optional float32 CUDA tensor (batch, out_channels, out_height,
+    out: optional CUDA tensor of x's dtype (batch, out_channels, out_height,
        out_width) with out_height = height + 2 * padding_height -
        kernel_height + 1 (the same for the width), dense, written in place.
     stream: where the call runs; default: the producer's current stream
        (torch.cuda.current_stream(), CuPy's current stream; the legacy
        default stream for others). The call is asynchronous on it.
 
-    Returns out, or a new tensor of x's framework (fftconv.DeviceArray for
-    producers it cannot allocate with; a JAX array for JAX). Non-dense
-    PyTorch/CuPy inputs are copied to dense ones first; `out` must be dense.
-    Not differentiable: fftconv.torch.Conv2d is. Raises fftconv.Error
-    subclasses carrying fftconv's message; nothing is written then."""
+    Returns out, or a new tensor of x's framework and dtype
+    (fftconv.DeviceArray for producers it cannot allocate with; a JAX array
+    for JAX). Non-dense PyTorch/CuPy inputs are copied to dense ones first;
+    `out` must be dense. Not differentiable: fftconv.torch.Conv2d is. Raises
+    fftconv.Error subclasses carrying fftconv's message; nothing is written
+    then."""
     spectrum = w if isinstance(w, FilterSpectrum) else None
     input_shape = frameworks.shape_of(x, "x")
     if spectrum is not None:
@@ -193,17 +196,20 @@ def conv2d(x, w, bias=None, stride=1, padding=None, dilation=1, groups=None, *, 
         result = out
 
     def call(stream):
-        out_argument = result if isinstance(result, DeviceArray) else frameworks.export(result, stream)
+        # None: the native call allocates a DeviceArray of x's dtype and returns it.
+        out_argument = result if result is None or isinstance(result, DeviceArray) else \
+            frameworks.export(result, stream)
         bias_argument = None if bias is None else frameworks.export(bias, stream)
         if spectrum is not None:
-            _native.conv2d_with_spectrum(problem, frameworks.export(x, stream), spectrum, bias_argument,
-                                         out_argument, device, stream)
-        else:
-            _native.conv2d(problem, frameworks.export(x, stream), frameworks.export(w, stream), bias_argument,
-                           out_argument, device, stream)
+            return _native.conv2d_with_spectrum(problem, frameworks.export(x, stream), spectrum, bias_argument,
+                                                out_argument, device, stream)
+        return _native.conv2d(problem, frameworks.export(x, stream), frameworks.export(w, stream), bias_argument,
+                              out_argument, device, stream)
 
-    frameworks.on_capture_safe_stream(framework, device, handle, call)
-    return result if out is not None else frameworks.wrap_output(framework, result)
+    written = frameworks.on_capture_safe_stream(framework, device, handle, call)
+    if out is not None:
+        return out
+    return frameworks.wrap_output(framework, written if result is None else result)
 
 
 def transform_filter(w, input_shape, *, padding=0, groups=1, stream=None):

@@ -157,25 +157,41 @@ def on_capture_safe_stream(framework, device, stream, call):
         capture.wait_stream(side)
 
 
+_ACTIVATION_DTYPES = ("float32", "bfloat16", "float16")
+
+
+def activation_dtype(like):
+    """The output's dtype for an input `like`: its own when fftconv writes it
+    (float32, bfloat16, float16), else float32 (the native checks then name
+    the input's dtype). Names as numpy, JAX (ml_dtypes) and torch spell them."""
+    name = str(getattr(like, "dtype", "float32")).rsplit(".", 1)[-1]
+    return name if name in _ACTIVATION_DTYPES else "float32"
+
+
 def allocate(framework, like, shape, device, stream):
-    """An uninitialised float32 CUDA array of `shape` for the output, made by
-    the input's framework where fftconv can ask it, else by fftconv."""
+    """An uninitialised CUDA array of `shape` for the output, of the input
+    `like`'s dtype (float32, bfloat16 or float16: fftconv writes y in x's),
+    made by the input's framework where fftconv can ask it; None where it
+    cannot: the native call then allocates a DeviceArray of x's dtype (read
+    from x's DLPack tensor), and returns it."""
+    dtype = activation_dtype(like)
     if framework == "torch":
         torch = sys.modules["torch"]
+        torch_dtype = getattr(torch, dtype)
         # Allocated on the stream that will write it: the caching allocator
         # is stream-ordered.
         if stream == torch.cuda.current_stream(device).cuda_stream:
-            return torch.empty(shape, dtype=torch.float32, device=like.device)
+            return torch.empty(shape, dtype=torch_dtype, device=like.device)
         with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=like.device)):
-            return torch.empty(shape, dtype=torch.float32, device=like.device)
-    if framework == "cupy":
+            return torch.empty(shape, dtype=torch_dtype, device=like.device)
+    if framework == "cupy" and dtype != "bfloat16":  # CuPy has no bfloat16
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(device):
             if stream == cupy.cuda.get_current_stream().ptr:
-                return cupy.empty(shape, dtype=cupy.float32)
+                return cupy.empty(shape, dtype=dtype)
             with cupy.cuda.ExternalStream(stream):
-                return cupy.empty(shape, dtype=cupy.float32)
-    return _native.DeviceArray(shape, device, stream)
+                return cupy.empty(shape, dtype=dtype)
+    return None
 
 
 def export(array, stream):

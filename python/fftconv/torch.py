@@ -17,14 +17,22 @@ gradients are the two backward operators, whose own gradients are conv2d
 and each other (double backward, e.g. a gradient penalty, is exact). Each
 runs on torch.cuda.current_stream() and:
 
-- takes float32, bfloat16 and float16 tensors: half inputs are cast to
-  float32 on the stream, fftconv computes in FP32, and the output has the
-  input's dtype. Under torch.autocast('cuda') conv2d casts x, w and bias to
+- takes float32, bfloat16 and float16 tensors. Half activations (x and y,
+  dy and dx) are read and written by fftconv's kernels directly, which
+  compute in FP32: they widen each input exactly and round each output to
+  nearest once, so a bf16 call gives round(the float32 call on the same
+  inputs) and moves half the bytes. Filters and biases are read as float32
+  (a half one is cast, a small copy), and the filter gradient is computed
+  from float32 copies of x and dy. Outputs have the input's dtype (dw and
+  dbias x's). Under torch.autocast('cuda') conv2d casts x, w and bias to
   autocast's dtype first (as nn.Conv2d does) and returns that dtype;
+  outside autocast fftconv.torch.conv2d and Conv2d refuse an input whose
+  dtype is not the weight's (or the bias's), as F.conv2d does. The
+  operators themselves take any mix: y in x's dtype;
 - takes any layout (channels_last, slices, transposes): non-dense inputs are
-  copied to dense NCHW float32 once, on the stream that reads them; the
-  output keeps x's memory format (channels_last in, channels_last out), as
-  nn.Conv2d's does;
+  copied to dense NCHW once (in their dtype), on the stream that reads them;
+  the output keeps x's memory format (channels_last in, channels_last out),
+  as nn.Conv2d's does;
 - works inside CUDA graphs (torch.cuda.graph with PyTorch's warm-up on a
   side stream, torch.cuda.make_graphed_callables): see fftconv.reserve.
 
@@ -111,15 +119,22 @@ def _memory_format(t):
     return torch.channels_last if _channels_last(t) else torch.contiguous_format
 
 
-def _dense_float(t):
-    """`t` as a dense NCHW float32 tensor, on the current stream (the stream
-    fftconv then reads it on): t itself when it already is one, else one copy."""
+def _dense(t):
+    """`t` as a dense NCHW tensor of its dtype, on the current stream (the
+    stream fftconv then reads it on): t itself when it already is one, else
+    one copy."""
     # (Not t.to(memory_format=torch.contiguous_format): to() returns t itself
     # for any strides it does not take for channels_last, transposes and
     # expanded gradients included.)
-    if t.dtype != torch.float32:
-        t = t.to(torch.float32)
     return t if t.is_contiguous() else t.contiguous()
+
+
+def _dense_float(t):
+    """`t` as a dense NCHW float32 tensor, on the current stream: t itself
+    when it already is one, else one copy (a cast makes it dense at once)."""
+    if t.dtype != torch.float32:
+        t = t.to(dtype=torch.float32, memory_format=torch.contiguous_format)
+    return _dense(t)
 
 
 def _launch(device, call):
@@ -141,15 +156,16 @@ def _problem(x_shape, w_shape, padding, groups):
 
 
 def _compute_conv2d(x, weight, bias, padding, groups):
-    """fftconv's forward on CUDA tensors: y in x's dtype and memory format."""
+    """fftconv's forward on CUDA tensors: y in x's dtype and memory format
+    (fftconv reads and writes half activations itself; w and bias float32)."""
     _check_operands("fftconv::conv2d", x, weight, bias)
     problem = _problem(x.shape, weight.shape, padding, groups)
     device = x.device.index
     _native.require_device(device)
     _ensure_allocator(device)
-    xd, wd = _dense_float(x.detach()), _dense_float(weight.detach())
+    xd, wd = _dense(x.detach()), _dense_float(weight.detach())
     bd = None if bias is None else _dense_float(bias.detach())
-    y = torch.empty(tuple(problem.output_shape), dtype=torch.float32, device=x.device)
+    y = torch.empty(tuple(problem.output_shape), dtype=x.dtype, device=x.device)
 
     def call(stream):
         _native.conv2d(problem, _export(xd, stream), _export(wd, stream), None if bd is None else _export(bd, stream),
@@ -161,14 +177,15 @@ def _compute_conv2d(x, weight, bias, padding, groups):
 
 
 def _compute_backward_data(dy, weight, padding, groups):
-    """fftconv's data gradient: dx in dy's dtype and memory format."""
+    """fftconv's data gradient: dx in dy's dtype and memory format (half dy
+    and dx read and written by fftconv itself; w float32)."""
     _check_operands("fftconv::conv2d_backward_data", dy, weight)
     problem = _problem(_input_size(dy, weight, padding, groups), weight.shape, padding, groups)
     device = dy.device.index
     _native.require_device(device)
     _ensure_allocator(device)
-    dyd, wd = _dense_float(dy.detach()), _dense_float(weight.detach())
-    dx = torch.empty(tuple(problem.input_shape), dtype=torch.float32, device=dy.device)
+    dyd, wd = _dense(dy.detach()), _dense_float(weight.detach())
+    dx = torch.empty(tuple(problem.input_shape), dtype=dy.dtype, device=dy.device)
 
     def call(stream):
         _native.conv2d_backward_data(problem, _export(dyd, stream), _export(wd, stream), _export(dx, stream),
@@ -181,7 +198,8 @@ def _compute_backward_data(dy, weight, padding, groups):
 
 def _compute_backward_filter(x, dy, weight_size, padding, groups, bias):
     """fftconv's filter (and bias) gradient, in x's dtype; dbias is empty
-    when `bias` is False."""
+    when `bias` is False. Computed from float32 copies of half x and dy (the
+    library's filter gradient is float32 only)."""
     _check_operands("fftconv::conv2d_backward_filter", x, dy)
     problem = _problem(x.shape, weight_size, padding, groups)
     device = x.device.index
@@ -201,9 +219,9 @@ def _compute_backward_filter(x, dy, weight_size, padding, groups, bias):
 
 
 def _restore(t, dtype, memory_format):
-    """fftconv's float32 NCHW result in the dtype and memory format asked for
-    (one cast or copy on the stream, none when they are float32 NCHW)."""
-    if dtype == torch.float32 and memory_format == torch.contiguous_format:
+    """fftconv's dense NCHW result in the dtype and memory format asked for
+    (one cast or copy on the stream, none when it already has them)."""
+    if t.dtype == dtype and memory_format == torch.contiguous_format:
         return t
     return t.to(dtype=dtype, memory_format=memory_format)
 
@@ -326,8 +344,9 @@ _backward_filter_op.register_autograd(_backward_filter_backward, setup_context=_
 
 
 # Autocast: x, w and bias in autocast's dtype (nn.Conv2d's rule for
-# convolutions), then the operator with autocast off; fftconv computes in
-# FP32 and returns that dtype.
+# convolutions), then the operator with autocast off; fftconv reads x in that
+# dtype, computes in FP32 (w and bias widened back to float32, exactly) and
+# writes y in that dtype.
 
 _library = torch.library.Library("fftconv", "FRAGMENT")
 _AUTOCAST_KEYS = (torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastCPU) |
@@ -339,6 +358,13 @@ def _autocast_dtype():
         return torch.get_autocast_dtype("cuda")
     except AttributeError:  # PyTorch < 2.4
         return torch.get_autocast_gpu_dtype()
+
+
+def _autocast_enabled():
+    try:
+        return torch.is_autocast_enabled("cuda")
+    except TypeError:  # PyTorch < 2.3: no device argument, CUDA's
+        return torch.is_autocast_enabled()
 
 
 def _autocast_conv2d(keyset, x, weight, bias, padding, groups):
@@ -438,7 +464,23 @@ def _unsupported_reason(input, weight, bias, stride, dilation):
     return None
 
 
+def _check_same_dtype(input, weight, bias):
+    """F.conv2d's rule outside autocast: the input's dtype is the weight's
+    and the bias's (F.conv2d raises RuntimeError "Input type (...) and
+    weight type (...) should be the same"; InvalidArgumentError is a
+    RuntimeError too). Under torch.autocast('cuda') the operator casts all
+    three to autocast's dtype, as nn.Conv2d's convolution does."""
+    mismatched = [(name, t.dtype) for name, t in (("weight", weight), ("bias", bias))
+                  if t is not None and t.dtype != input.dtype]
+    if mismatched and not _autocast_enabled():
+        name, dtype = mismatched[0]
+        raise _api.invalid_argument(f"input type ({input.dtype}) and {name} type ({dtype}) should be the same, "
+                                    "as torch.nn.functional.conv2d requires: cast one (e.g. layer.to(x.dtype)), "
+                                    "or run under torch.autocast('cuda')")
+
+
 def _fftconv_forward(input, weight, bias, padding, groups, padding_mode="zeros"):
+    _check_same_dtype(input, weight, bias)
     batched = input if input.dim() == 4 else input.unsqueeze(0)
     fftconv_padding, explicit = _fftconv_padding(tuple(weight.shape[2:]), padding, padding_mode)
     if explicit is not None:

@@ -41,8 +41,8 @@ cudaStream_t stream_of(std::uintptr_t handle) { return reinterpret_cast<cudaStre
 
 }  // namespace
 
-device_array::device_array(const shape4& shape, int device, std::uintptr_t stream)
-    : shape_(shape), device_(device), stream_(stream) {
+device_array::device_array(const shape4& shape, int device, std::uintptr_t stream, element_type type)
+    : shape_(shape), device_(device), stream_(stream), type_(type) {
     std::int64_t elements = 1;
     for (auto extent : shape) {
         if (extent < 0) throw error(status::invalid_argument, "fftconv: negative extent in " + to_string(shape));
@@ -50,7 +50,7 @@ device_array::device_array(const shape4& shape, int device, std::uintptr_t strea
     }
     device_guard guard(device);
     void* raw = nullptr;
-    cuda_try(cudaMalloc(&raw, std::size_t(elements > 0 ? elements : 1) * sizeof(float)),
+    cuda_try(cudaMalloc(&raw, std::size_t(elements > 0 ? elements : 1) * element_bytes(type)),
              ("cudaMalloc of the output " + to_string(shape)).c_str());
     memory_ = std::shared_ptr<void>(raw, [device](void* p) {
         int previous = 0;
@@ -92,7 +92,7 @@ pybind11::capsule device_array::dlpack(const pybind11::object& consumer_stream) 
     t.data = memory_.get();
     t.device = DLDevice{kDLCUDA, device_};
     t.ndim = 4;
-    t.dtype = DLDataType{kDLFloat, 32, 1};
+    t.dtype = dlpack_dtype(type_);
     t.shape = exported->shape;
     t.strides = nullptr;  // dense row-major
     t.byte_offset = 0;

@@ -27,14 +27,6 @@ const char* device_name(int type) {
     }
 }
 
-std::string dtype_name(const DLDataType& t) {
-    const char* kind = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
-                     : t.code == kDLBfloat ? "bfloat" : "code" ;
-    std::string name = kind + std::to_string(t.bits);
-    if (t.lanes != 1) name += "x" + std::to_string(t.lanes);
-    return name;
-}
-
 bool is_cuda_memory(int type) { return type == kDLCUDA || type == kDLCUDAManaged; }
 
 }  // namespace
@@ -69,13 +61,23 @@ int cuda_device_of(const DLTensor& tensor, const char* name) {
     return tensor.device.device_id;
 }
 
-float* checked_float_data(const DLTensor& tensor, const char* name, std::span<const std::int64_t> expected,
-                          int device) {
-    const int tensor_device = cuda_device_of(tensor, name);
+namespace {
+
+// The element type of an activation dtype; false when it is none.
+bool activation_type_of(const DLDataType& t, element_type& type) {
+    if (t.lanes != 1) return false;
+    if (t.code == kDLFloat && t.bits == 32) type = element_type::float32;
+    else if (t.code == kDLBfloat && t.bits == 16) type = element_type::bfloat16;
+    else if (t.code == kDLFloat && t.bits == 16) type = element_type::float16;
+    else return false;
+    return true;
+}
+
+// The checks after the device type's and the dtype's: dimensions, shape,
+// device, density, alignment to `alignment` bytes. The tensor's data.
+void* checked_layout(const DLTensor& tensor, int tensor_device, const char* name,
+                     std::span<const std::int64_t> expected, int device, std::size_t alignment) {
     const bool nchw = expected.size() == 4;
-    if (tensor.dtype.code != kDLFloat || tensor.dtype.bits != 32 || tensor.dtype.lanes != 1)
-        invalid(std::string(name) + " has dtype " + dtype_name(tensor.dtype) +
-                "; fftconv computes in float32 only (convert it first, e.g. x.float())");
     if (tensor.ndim != int(expected.size()))
         invalid(std::string(name) + " has " + std::to_string(tensor.ndim) + " dimensions; " +
                 (nchw ? std::string("fftconv takes 4-dimensional NCHW tensors")
@@ -102,9 +104,71 @@ float* checked_float_data(const DLTensor& tensor, const char* name, std::span<co
         }
     }
     auto* data = static_cast<char*>(tensor.data) + tensor.byte_offset;
-    if (reinterpret_cast<std::uintptr_t>(data) % alignof(float) != 0)
-        invalid(std::string(name) + " is not aligned to 4 bytes");
-    return reinterpret_cast<float*>(data);
+    if (reinterpret_cast<std::uintptr_t>(data) % alignment != 0)
+        invalid(std::string(name) + " is not aligned to " + std::to_string(alignment) + " bytes");
+    return data;
+}
+
+}  // namespace
+
+std::string dtype_name(const DLDataType& t) {
+    const char* kind = t.code == kDLFloat ? "float" : t.code == kDLInt ? "int" : t.code == kDLUInt ? "uint"
+                     : t.code == kDLBfloat ? "bfloat" : "code" ;
+    std::string name = kind + std::to_string(t.bits);
+    if (t.lanes != 1) name += "x" + std::to_string(t.lanes);
+    return name;
+}
+
+DLDataType dlpack_dtype(element_type type) {
+    switch (type) {
+        case element_type::bfloat16: return DLDataType{kDLBfloat, 16, 1};
+        case element_type::float16: return DLDataType{kDLFloat, 16, 1};
+        case element_type::float32: break;
+    }
+    return DLDataType{kDLFloat, 32, 1};
+}
+
+element_type element_type_named(const std::string& dtype, const char* name) {
+    for (const element_type type : {element_type::float32, element_type::bfloat16, element_type::float16})
+        if (dtype == to_string(type)) return type;
+    invalid(std::string(name) + " = '" + dtype + "': expected 'float32', 'bfloat16' or 'float16'");
+}
+
+float* checked_float_data(const DLTensor& tensor, const char* name, std::span<const std::int64_t> expected,
+                          int device) {
+    const int tensor_device = cuda_device_of(tensor, name);
+    if (tensor.dtype.code != kDLFloat || tensor.dtype.bits != 32 || tensor.dtype.lanes != 1) {
+        element_type half{};
+        if (activation_type_of(tensor.dtype, half))  // bfloat16 or float16
+            invalid(std::string(name) + " has dtype " + dtype_name(tensor.dtype) + "; fftconv takes " + name +
+                    " in float32 only (bfloat16 and float16 are for x and y of conv2d, dy and dx of "
+                    "conv2d_backward_data; filters, biases and the filter gradient's operands are float32): "
+                    "convert it first, e.g. " + name + ".float()");
+        invalid(std::string(name) + " has dtype " + dtype_name(tensor.dtype) +
+                "; fftconv computes in float32 only (convert it first, e.g. x.float())");
+    }
+    return static_cast<float*>(checked_layout(tensor, tensor_device, name, expected, device, alignof(float)));
+}
+
+activation_data checked_activation(const DLTensor& tensor, const char* name, const shape4& expected, int device) {
+    const int tensor_device = cuda_device_of(tensor, name);
+    element_type type{};
+    if (!activation_type_of(tensor.dtype, type))
+        invalid(std::string(name) + " has dtype " + dtype_name(tensor.dtype) +
+                "; fftconv computes in float32 and takes " + name +
+                " as float32, bfloat16 or float16 (convert it first, e.g. " + name + ".float())");
+    return {checked_layout(tensor, tensor_device, name, expected, device, element_bytes(type)), type};
+}
+
+void* checked_activation_like(const DLTensor& tensor, const char* name, const shape4& expected, int device,
+                              element_type type, const char* first_name) {
+    const int tensor_device = cuda_device_of(tensor, name);
+    element_type own{};
+    if (!activation_type_of(tensor.dtype, own) || own != type)
+        invalid(std::string(name) + " has dtype " + dtype_name(tensor.dtype) + " but " + first_name +
+                " has dtype " + to_string(type) + ": fftconv writes " + name + " in " + first_name +
+                "'s dtype (float32, bfloat16 or float16, the two the same)");
+    return checked_layout(tensor, tensor_device, name, expected, device, element_bytes(type));
 }
 
 }  // namespace fftconv::python

@@ -1,7 +1,9 @@
 // python/src/dlpack_tensor.hpp — reading a tensor handed over through DLPack
 // (a "dltensor" capsule from x.__dlpack__()) and checking that fftconv can
-// use it as it is: CUDA memory, float32, dense (NCHW for x, w and y; a
-// vector for the bias), the expected shape.
+// use it as it is: CUDA memory, its dtype (float32; x and y of conv2d, dy
+// and dx of conv2d_backward_data also bfloat16 or float16:
+// fftconv/element_type.hpp), dense (NCHW for x, w and y; a vector for the
+// bias), the expected shape.
 #pragma once
 
 #include <array>
@@ -10,6 +12,8 @@
 #include <string>
 
 #include <pybind11/pybind11.h>
+
+#include "fftconv/element_type.hpp"
 
 // Debian's libdlpack-dev and most installs provide <dlpack/dlpack.h>;
 // PyTorch ships the same header as <ATen/dlpack.h> (python/meson.build
@@ -44,6 +48,33 @@ float* checked_float_data(const DLTensor& tensor, const char* name, std::span<co
 inline float* checked_float_data(const DLTensor& tensor, const char* name, const shape4& expected, int device) {
     return checked_float_data(tensor, name, std::span<const std::int64_t>(expected), device);
 }
+
+// An activation's data (x and y of conv2d, dy and dx of
+// conv2d_backward_data) and its element type.
+struct activation_data {
+    void* data;
+    element_type type;
+};
+
+// The first activation of a call (x, dy): the checks of checked_float_data,
+// with float32, bfloat16 or float16 elements (DLPack kDLFloat 32, kDLBfloat
+// 16, kDLFloat 16), aligned to its element size.
+activation_data checked_activation(const DLTensor& tensor, const char* name, const shape4& expected, int device);
+
+// The second activation of a call (y, dx), which must have the first's
+// element type `type` (the first is named `first_name` in the message when it
+// has not).
+void* checked_activation_like(const DLTensor& tensor, const char* name, const shape4& expected, int device,
+                              element_type type, const char* first_name);
+
+// The DLPack dtype of an element type, and the element type of a dtype name
+// ("float32", "bfloat16", "float16"; throws invalid_argument naming `name`
+// otherwise).
+DLDataType dlpack_dtype(element_type type);
+element_type element_type_named(const std::string& dtype, const char* name);
+
+// "float32", "bfloat16", "int64", "float32x4" (lanes).
+std::string dtype_name(const DLDataType& dtype);
 
 // The CUDA device a tensor lives on; throws if it is not CUDA memory.
 int cuda_device_of(const DLTensor& tensor, const char* name);

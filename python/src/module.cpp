@@ -3,6 +3,11 @@
 // tensor's device and stream and hands tensors over as DLPack capsules;
 // this module checks every capsule against the problem and calls fftconv.
 //
+// Activations (x and y of conv2d, dy and dx of conv2d_backward_data) are
+// float32, bfloat16 or float16, both of a call the same; their element type
+// picks the instantiation of the context's template. Filters, biases and
+// conv2d_backward_filter's operands are float32 (fftconv/element_type.hpp).
+//
 // fftconv::error becomes the Python exception class of its status
 // (fftconv._errors), carrying fftconv's message unchanged.
 //
@@ -14,6 +19,7 @@
 #include <cstdint>
 #include <string>
 #include <tuple>
+#include <type_traits>
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -118,6 +124,18 @@ std::string extent_string(const py::tuple& extent) {
     return std::to_string(extent[0].cast<int>()) + "x" + std::to_string(extent[1].cast<int>());
 }
 
+// f(std::type_identity<E>{}) for the C++ type E of `type`: float,
+// __nv_bfloat16 or __half.
+template <class F>
+void with_element_type(element_type type, F&& f) {
+    switch (type) {
+        case element_type::float32: f(std::type_identity<float>{}); return;
+        case element_type::bfloat16: f(std::type_identity<__nv_bfloat16>{}); return;
+        case element_type::float16: f(std::type_identity<__half>{}); return;
+    }
+    throw error(status::internal_error, "fftconv: an element type out of range");
+}
+
 // A filter spectrum with the device and the problem it was made for.
 struct python_filter_spectrum {
     filter_spectrum spectrum;
@@ -126,8 +144,10 @@ struct python_filter_spectrum {
 };
 
 // The data of the output, which is either a DLPack capsule or an array
-// fftconv allocated (device_array).
-float* output_data(const py::object& y, const problem& p, int device, std::uintptr_t stream) {
+// fftconv allocated (device_array), of x's element type `type`; for None a
+// new device_array of that type, which `y` then holds.
+void* output_data(py::object& y, const problem& p, int device, std::uintptr_t stream, element_type type) {
+    if (y.is_none()) y = py::cast(device_array(output_shape(p), device, stream, type));
     if (py::isinstance<device_array>(y)) {
         auto& array = y.cast<device_array&>();
         if (array.shape() != output_shape(p))
@@ -138,10 +158,16 @@ float* output_data(const py::object& y, const problem& p, int device, std::uintp
                                                       std::to_string(array.device()) +
                                                       " but the input x is on CUDA device " +
                                                       std::to_string(device));
+        if (array.type() != type)
+            throw error(status::invalid_argument, std::string("fftconv: out has dtype ") + to_string(array.type()) +
+                                                      " but x has dtype " + to_string(type) +
+                                                      ": fftconv writes out in x's dtype (float32, bfloat16 "
+                                                      "or float16, the two the same)");
         array.set_stream(stream);
         return array.data();
     }
-    return checked_float_data(dlpack_tensor(y.cast<py::capsule>(), "out"), "out", output_shape(p), device);
+    return checked_activation_like(dlpack_tensor(y.cast<py::capsule>(), "out"), "out", output_shape(p), device, type,
+                                   "x");
 }
 
 // The bias's data: null for None, else a DLPack capsule of out_channels floats.
@@ -154,30 +180,39 @@ const float* bias_data(const py::object& bias, const problem& p, int device) {
     return checked_float_data(dlpack_tensor(bias.cast<py::capsule>(), "bias"), "bias", expected, device);
 }
 
-// y = conv2d(x, w) + bias (bias: None or a capsule).
-void conv2d(const problem& p, const py::capsule& x, const py::capsule& w, const py::object& bias,
-            const py::object& y, int device, std::uintptr_t stream) {
+// y = conv2d(x, w) + bias (bias: None or a capsule); y: a capsule, a
+// DeviceArray, or None for a new DeviceArray of x's dtype. Returns y.
+py::object conv2d(const problem& p, const py::capsule& x, const py::capsule& w, const py::object& bias,
+                  py::object y, int device, std::uintptr_t stream) {
     validate(p);
-    const float* x_data = checked_float_data(dlpack_tensor(x, "x"), "x", input_shape(p), device);
+    const activation_data x_data = checked_activation(dlpack_tensor(x, "x"), "x", input_shape(p), device);
     const float* w_data = checked_float_data(dlpack_tensor(w, "w"), "w", filter_shape(p), device);
     const float* b_data = bias_data(bias, p, device);
-    float* y_data = output_data(y, p, device, stream);
+    void* y_data = output_data(y, p, device, stream, x_data.type);
     device_guard guard(device);
-    contexts().get(device, stream).conv2d(p, x_data, w_data, b_data, y_data);
+    context& ctx = contexts().get(device, stream);
+    with_element_type(x_data.type, [&]<class E>(std::type_identity<E>) {
+        ctx.conv2d(p, static_cast<const E*>(x_data.data), w_data, b_data, static_cast<E*>(y_data));
+    });
+    return y;
 }
 
-void conv2d_with_spectrum(const problem& p, const py::capsule& x, const python_filter_spectrum& w,
-                          const py::object& bias, const py::object& y, int device, std::uintptr_t stream) {
+py::object conv2d_with_spectrum(const problem& p, const py::capsule& x, const python_filter_spectrum& w,
+                                const py::object& bias, py::object y, int device, std::uintptr_t stream) {
     validate(p);
     if (w.device != device)
         throw error(status::invalid_argument, "fftconv: the filter spectrum is on CUDA device " +
                                                   std::to_string(w.device) + " but the input x is on CUDA device " +
                                                   std::to_string(device));
-    const float* x_data = checked_float_data(dlpack_tensor(x, "x"), "x", input_shape(p), device);
+    const activation_data x_data = checked_activation(dlpack_tensor(x, "x"), "x", input_shape(p), device);
     const float* b_data = bias_data(bias, p, device);
-    float* y_data = output_data(y, p, device, stream);
+    void* y_data = output_data(y, p, device, stream, x_data.type);
     device_guard guard(device);
-    contexts().get(device, stream).conv2d(p, x_data, w.spectrum, b_data, y_data);
+    context& ctx = contexts().get(device, stream);
+    with_element_type(x_data.type, [&]<class E>(std::type_identity<E>) {
+        ctx.conv2d(p, static_cast<const E*>(x_data.data), w.spectrum, b_data, static_cast<E*>(y_data));
+    });
+    return y;
 }
 
 python_filter_spectrum transform_filter(const problem& p, const py::capsule& w, int device, std::uintptr_t stream) {
@@ -189,14 +224,19 @@ python_filter_spectrum transform_filter(const problem& p, const py::capsule& w, 
 
 // The gradients (context::conv2d_backward_data / _filter) into given dense
 // tensors (DLPack capsules); dbias: None or a capsule of out_channels floats.
+// dy and dx: float32, bfloat16 or float16 (the two the same); the filter
+// gradient's operands: float32.
 void conv2d_backward_data(const problem& p, const py::capsule& dy, const py::capsule& w, const py::capsule& dx,
                           int device, std::uintptr_t stream) {
     validate(p);
-    const float* dy_data = checked_float_data(dlpack_tensor(dy, "dy"), "dy", output_shape(p), device);
+    const activation_data dy_data = checked_activation(dlpack_tensor(dy, "dy"), "dy", output_shape(p), device);
     const float* w_data = checked_float_data(dlpack_tensor(w, "w"), "w", filter_shape(p), device);
-    float* dx_data = checked_float_data(dlpack_tensor(dx, "dx"), "dx", input_shape(p), device);
+    void* dx_data = checked_activation_like(dlpack_tensor(dx, "dx"), "dx", input_shape(p), device, dy_data.type, "dy");
     device_guard guard(device);
-    contexts().get(device, stream).conv2d_backward_data(p, dy_data, w_data, dx_data);
+    context& ctx = contexts().get(device, stream);
+    with_element_type(dy_data.type, [&]<class E>(std::type_identity<E>) {
+        ctx.conv2d_backward_data(p, static_cast<const E*>(dy_data.data), w_data, static_cast<E*>(dx_data));
+    });
 }
 
 void conv2d_backward_filter(const problem& p, const py::capsule& x, const py::capsule& dy, const py::capsule& dw,
@@ -380,10 +420,12 @@ PYBIND11_MODULE(_native, m) {
           "Raises CudaError saying why when `device` cannot be used.");
     m.def("workspace_size", &workspace_size, py::arg("problem"), py::arg("device"));
     m.def("conv2d", &conv2d, py::arg("problem"), py::arg("x"), py::arg("w"), py::arg("bias").none(true),
-          py::arg("out"), py::arg("device"), py::arg("stream"),
-          "out = conv2d(x, w) + bias; x, w, bias (or None) and out are DLPack capsules (out may be a DeviceArray).");
+          py::arg("out").none(true), py::arg("device"), py::arg("stream"),
+          "out = conv2d(x, w) + bias; x, w, bias (or None) and out are DLPack capsules (out may be a DeviceArray,\n"
+          "or None for a new DeviceArray of x's dtype); returns out. x and out: float32, bfloat16 or float16, the\n"
+          "two the same; w and bias: float32.");
     m.def("conv2d_with_spectrum", &conv2d_with_spectrum, py::arg("problem"), py::arg("x"), py::arg("w"),
-          py::arg("bias").none(true), py::arg("out"), py::arg("device"), py::arg("stream"));
+          py::arg("bias").none(true), py::arg("out").none(true), py::arg("device"), py::arg("stream"));
     m.def("conv2d_backward_data", &conv2d_backward_data, py::arg("problem"), py::arg("dy"), py::arg("w"),
           py::arg("dx"), py::arg("device"), py::arg("stream"));
     m.def("conv2d_backward_filter", &conv2d_backward_filter, py::arg("problem"), py::arg("x"), py::arg("dy"),
@@ -440,15 +482,16 @@ PYBIND11_MODULE(_native, m) {
         });
 
     py::class_<device_array>(m, "DeviceArray",
-                             "A float32 CUDA array fftconv allocated; export it with torch.from_dlpack, "
-                             "cupy.from_dlpack or jax.dlpack.from_dlpack.")
-        .def(py::init([](const shape4& shape, int device, std::uintptr_t stream) {
-                 return device_array(shape, device, stream);
+                             "A CUDA array fftconv allocated (dtype 'float32', 'bfloat16' or 'float16'); export it "
+                             "with torch.from_dlpack, cupy.from_dlpack or jax.dlpack.from_dlpack.")
+        .def(py::init([](const shape4& shape, int device, std::uintptr_t stream, const std::string& dtype) {
+                 const element_type type = element_type_named(dtype, "dtype");  // before any device work
+                 return device_array(shape, device, stream, type);
              }),
-             py::arg("shape"), py::arg("device"), py::arg("stream") = 0)
+             py::arg("shape"), py::arg("device"), py::arg("stream") = 0, py::arg("dtype") = "float32")
         .def_property_readonly("shape", [](const device_array& a) { return a.shape(); })
         .def_property_readonly("device", &device_array::device)
-        .def_property_readonly("dtype", [](const device_array&) { return "float32"; })
+        .def_property_readonly("dtype", [](const device_array& a) { return std::string(to_string(a.type())); })
         .def("__dlpack__",
              [](const device_array& a, const py::object& stream, const py::object&, const py::object& dl_device,
                 const py::object& copy) {
@@ -464,6 +507,8 @@ PYBIND11_MODULE(_native, m) {
              py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
         .def("__dlpack_device__", &device_array::dlpack_device)
         .def("__repr__", [](const device_array& a) {
-            return "fftconv.DeviceArray(shape=" + to_string(a.shape()) + ", device=" + std::to_string(a.device()) + ")";
+            return "fftconv.DeviceArray(shape=" + to_string(a.shape()) + ", device=" + std::to_string(a.device()) +
+                   (a.type() != element_type::float32 ? std::string(", dtype=") + to_string(a.type()) : std::string()) +
+                   ")";
         });
 }

@@ -129,7 +129,7 @@ class FakeCudaTensor:
     """Owns the ctypes memory a capsule points into; the capsule has no
     destructor, so nothing is freed twice."""
 
-    def __init__(self, shape, dtype_bits=32, dtype_code=2, strides=None, device_type=2, device_id=0):
+    def __init__(self, shape, dtype_bits=32, dtype_code=2, strides=None, device_type=2, device_id=0, byte_offset=0):
         self.shape_array = (ctypes.c_int64 * len(shape))(*shape)
         self.strides_array = (ctypes.c_int64 * len(strides))(*strides) if strides else None
         self.managed = DLManagedTensor()
@@ -139,6 +139,7 @@ class FakeCudaTensor:
         tensor.ndim = len(shape)
         tensor.dtype = DLDataType(dtype_code, dtype_bits, 1)
         tensor.shape = self.shape_array
+        tensor.byte_offset = byte_offset
         if self.strides_array is not None:
             tensor.strides = self.strides_array
 
@@ -181,6 +182,125 @@ def good_y():
 def test_native_checks_name_what_is_wrong(x, w, y, message):
     with pytest.raises(fftconv.InvalidArgumentError, match=message):
         native_conv2d(x, w, y)
+
+
+# Activations (x and y of conv2d, dy and dx of conv2d_backward_data) may be
+# bfloat16 (DLPack kDLBfloat = 4, 16 bits) or float16 (kDLFloat, 16 bits),
+# both of a call the same; filters, biases and the filter gradient's
+# operands are float32 only.
+BF16 = dict(dtype_code=4, dtype_bits=16)
+FP16 = dict(dtype_code=2, dtype_bits=16)
+
+
+@pytest.mark.parametrize("x, w, y, message", [
+    (FakeCudaTensor((1, 3, 8, 8), **BF16), good_w(), good_y(),
+     r"out has dtype float32 but x has dtype bfloat16: fftconv writes out in x's dtype"),
+    (FakeCudaTensor((1, 3, 8, 8), **FP16), good_w(), FakeCudaTensor((1, 2, 6, 6), **BF16),
+     "out has dtype bfloat16 but x has dtype float16"),
+    (good_x(), good_w(), FakeCudaTensor((1, 2, 6, 6), **FP16), "out has dtype float16 but x has dtype float32"),
+    (FakeCudaTensor((1, 3, 8, 8), **BF16), good_w(), FakeCudaTensor((1, 2, 6, 6), dtype_bits=64),
+     "out has dtype float64 but x has dtype bfloat16"),
+    (FakeCudaTensor((1, 3, 8, 8), dtype_code=0, dtype_bits=16), good_w(), good_y(),
+     "x has dtype int16; fftconv computes in float32 and takes x as float32, bfloat16 or float16"),
+    (FakeCudaTensor((1, 3, 8, 8), **BF16), FakeCudaTensor((2, 3, 3, 3), **BF16), FakeCudaTensor((1, 2, 6, 6), **BF16),
+     r"w has dtype bfloat16; fftconv takes w in float32 only .*: convert it first, e.g. w.float\(\)"),
+    (FakeCudaTensor((1, 3, 8, 8), **FP16), FakeCudaTensor((2, 3, 3, 3), **FP16), FakeCudaTensor((1, 2, 6, 6), **FP16),
+     "w has dtype float16; fftconv takes w in float32 only"),
+    (FakeCudaTensor((1, 3, 8, 8), **BF16, byte_offset=1), good_w(), FakeCudaTensor((1, 2, 6, 6), **BF16),
+     "x is not aligned to 2 bytes"),
+    (good_x(), good_w(), FakeCudaTensor((1, 2, 6, 6), byte_offset=2), "out is not aligned to 4 bytes"),
+    (FakeCudaTensor((1, 3, 8, 8), **BF16, strides=(192, 1, 24, 3)), good_w(), FakeCudaTensor((1, 2, 6, 6), **BF16),
+     "x is not a dense NCHW tensor"),
+    (FakeCudaTensor((1, 3, 8, 9), **FP16), good_w(), FakeCudaTensor((1, 2, 6, 6), **FP16),
+     r"x has shape \[1, 3, 8, 9\]; expected \[1, 3, 8, 8\]"),
+    (FakeCudaTensor((1, 3, 8, 8), **FP16), good_w(), FakeCudaTensor((1, 2, 6, 7), **FP16),
+     r"out has shape \[1, 2, 6, 7\]; expected \[1, 2, 6, 6\]"),
+    (FakeCudaTensor((1, 3, 8, 8), **BF16), good_w(), FakeCudaTensor((1, 2, 6, 6), **BF16, device_type=1),
+     "out is in CPU memory"),
+], ids=["bf16-x-float32-out", "fp16-x-bf16-out", "float32-x-fp16-out", "bf16-x-float64-out", "int16-x", "bf16-w",
+        "fp16-w", "bf16-x-misaligned", "float32-out-misaligned", "bf16-x-not-dense", "fp16-x-shape",
+        "fp16-out-shape", "bf16-out-on-cpu"])
+def test_native_checks_of_half_activations(x, w, y, message):
+    with pytest.raises(fftconv.InvalidArgumentError, match=message):
+        native_conv2d(x, w, y)
+
+
+def test_native_half_bias_is_refused():
+    x, y = FakeCudaTensor((1, 3, 8, 8), **BF16), FakeCudaTensor((1, 2, 6, 6), **BF16)
+    with pytest.raises(fftconv.InvalidArgumentError,
+                       match="bias has dtype bfloat16; fftconv takes bias in float32 only"):
+        native_conv2d(x, good_w(), y, FakeCudaTensor((2,), **BF16))
+    with pytest.raises(fftconv.InvalidArgumentError, match="bias has dtype float16; fftconv takes bias in float32"):
+        native_conv2d(x, good_w(), y, FakeCudaTensor((2,), **FP16))
+
+
+@pytest.mark.skipif(not no_gpu(), reason="a GPU is present: the call would reach the device with fake pointers")
+@pytest.mark.parametrize("dtype", [BF16, FP16, dict()], ids=["bf16", "fp16", "float32"])
+def test_native_checks_pass_half_activations(dtype):
+    x, y = FakeCudaTensor((1, 3, 8, 8), **dtype), FakeCudaTensor((1, 2, 6, 6), **dtype)
+    with pytest.raises(fftconv.CudaError, match="no usable CUDA device"):
+        native_conv2d(x, good_w(), y, good_bias())
+    dy, dx = FakeCudaTensor((1, 2, 6, 6), **dtype), FakeCudaTensor((1, 3, 8, 8), **dtype)
+    with pytest.raises(fftconv.CudaError, match="no usable CUDA device"):
+        native_backward_data(dy, good_w(), dx)
+
+
+def native_backward_data(dy, w, dx, problem=PROBLEM):
+    fftconv._native.conv2d_backward_data(fftconv.Problem(**problem), dy.capsule(), w.capsule(), dx.capsule(), 0, 0)
+
+
+def native_backward_filter(x, dy, dw, dbias=None, problem=PROBLEM):
+    fftconv._native.conv2d_backward_filter(fftconv.Problem(**problem), x.capsule(), dy.capsule(), dw.capsule(),
+                                           None if dbias is None else dbias.capsule(), 0, 0)
+
+
+@pytest.mark.parametrize("dy, w, dx, message", [
+    (FakeCudaTensor((1, 2, 6, 6), **BF16), good_w(), FakeCudaTensor((1, 3, 8, 8)),
+     r"dx has dtype float32 but dy has dtype bfloat16: fftconv writes dx in dy's dtype"),
+    (FakeCudaTensor((1, 2, 6, 6), **BF16), good_w(), FakeCudaTensor((1, 3, 8, 8), **FP16),
+     "dx has dtype float16 but dy has dtype bfloat16"),
+    (FakeCudaTensor((1, 2, 6, 6), dtype_bits=64), good_w(), FakeCudaTensor((1, 3, 8, 8)),
+     "dy has dtype float64; fftconv computes in float32 and takes dy as float32, bfloat16 or float16"),
+    (FakeCudaTensor((1, 2, 6, 6), **FP16), FakeCudaTensor((2, 3, 3, 3), **FP16), FakeCudaTensor((1, 3, 8, 8), **FP16),
+     "w has dtype float16; fftconv takes w in float32 only"),
+    (FakeCudaTensor((1, 2, 6, 6), **FP16), good_w(), FakeCudaTensor((1, 3, 8, 7), **FP16),
+     r"dx has shape \[1, 3, 8, 7\]; expected \[1, 3, 8, 8\]"),
+], ids=["bf16-dy-float32-dx", "bf16-dy-fp16-dx", "float64-dy", "fp16-w", "fp16-dx-shape"])
+def test_native_backward_data_checks_half_activations(dy, w, dx, message):
+    with pytest.raises(fftconv.InvalidArgumentError, match=message):
+        native_backward_data(dy, w, dx)
+
+
+@pytest.mark.parametrize("x, dy, message", [
+    (FakeCudaTensor((1, 3, 8, 8), **BF16), FakeCudaTensor((1, 2, 6, 6)),
+     "x has dtype bfloat16; fftconv takes x in float32 only"),
+    (good_x(), FakeCudaTensor((1, 2, 6, 6), **FP16), "dy has dtype float16; fftconv takes dy in float32 only"),
+])
+def test_native_backward_filter_stays_float32(x, dy, message):
+    with pytest.raises(fftconv.InvalidArgumentError, match=message):
+        native_backward_filter(x, dy, FakeCudaTensor((2, 3, 3, 3)))
+
+
+def test_device_array_dtype_is_checked_before_any_device_work():
+    with pytest.raises(fftconv.InvalidArgumentError,
+                       match="dtype = 'float64': expected 'float32', 'bfloat16' or 'float16'"):
+        fftconv.DeviceArray((1, 2, 6, 6), 0, 0, "float64")
+
+
+def test_outputs_take_the_inputs_dtype():
+    from fftconv import _frameworks
+
+    class Typed:
+        def __init__(self, dtype):
+            self.dtype = dtype
+
+    numpy = pytest.importorskip("numpy")
+    assert _frameworks.activation_dtype(Typed("bfloat16")) == "bfloat16"           # JAX (ml_dtypes)
+    assert _frameworks.activation_dtype(Typed(numpy.dtype("float16"))) == "float16"  # CuPy, NumPy
+    assert _frameworks.activation_dtype(Typed(numpy.dtype("float32"))) == "float32"
+    assert _frameworks.activation_dtype(Typed(numpy.dtype("float64"))) == "float32"  # refused natively, naming x
+    assert _frameworks.activation_dtype(object()) == "float32"
+    assert _frameworks.allocate("dlpack", object(), (1, 2, 3, 4), 0, 0) is None      # the native call allocates
 
 
 def test_extents_of_one_may_have_any_stride():
@@ -692,6 +812,76 @@ def test_operators_are_twice_differentiable(monkeypatch, padding, groups, bias):
     assert torch.autograd.gradgradcheck(
         lambda x, dy: torch.ops.fftconv.conv2d_backward_filter(x, dy, list(w.shape), list(padding), groups,
                                                                 bias), (x, dy))
+
+
+def test_mismatched_dtypes_are_refused_as_f_conv2d_refuses_them(monkeypatch):
+    """Outside autocast fftconv.torch.conv2d and Conv2d want the input's
+    dtype to be the weight's and the bias's, as F.conv2d does (RuntimeError
+    'Input type (...) and weight type (...) should be the same');
+    InvalidArgumentError is a RuntimeError. The operators take any mix."""
+    torch = pytest.importorskip("torch")
+    import fftconv.torch as fftconv_torch
+    calls = []
+    patch_computations_with_the_cpu(monkeypatch, torch, fftconv_torch, calls)
+    monkeypatch.setattr(fftconv_torch, "_unsupported_reason", lambda *arguments: None)
+    monkeypatch.setattr(fftconv_torch.Conv2d, "unsupported_reason", lambda self, input: None)
+    x = torch.randn(1, 4, 12, 12, dtype=torch.bfloat16)
+    w, b = torch.randn(4, 4, 3, 3), torch.randn(4)
+    with pytest.raises(RuntimeError, match=r"input type \(torch.bfloat16\) and weight type \(torch.float32\) "
+                                           "should be the same") as raised:
+        fftconv_torch.conv2d(x, w, b, 1, 1)
+    assert isinstance(raised.value, fftconv.InvalidArgumentError)
+    with pytest.raises(fftconv.InvalidArgumentError,
+                       match=r"input type \(torch.bfloat16\) and bias type \(torch.float32\) should be the same"):
+        fftconv_torch.conv2d(x, w.bfloat16(), b, 1, 1)
+    layer = fftconv_torch.Conv2d(4, 4, 3, padding=1)
+    with pytest.raises(fftconv.InvalidArgumentError, match="and weight type .torch.float32. should be the same"):
+        layer(x)
+    assert not calls  # refused before the operator
+    assert fftconv_torch.conv2d(x, w.bfloat16(), b.bfloat16(), 1, 1).dtype == torch.bfloat16
+    assert fftconv_torch.conv2d(x.float(), w, None, 1, 1).dtype == torch.float32
+
+
+def test_fake_kernels_give_eager_dtypes():
+    """The meta (fake) kernels torch.compile traces with: y in x's dtype, dx
+    in dy's, dw and dbias in x's, whatever w's dtype (float32 or half)."""
+    torch = pytest.importorskip("torch")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    import fftconv.torch  # noqa: F401 - registers the operators
+    ops = torch.ops.fftconv
+    with FakeTensorMode():
+        check_fake_kernel_dtypes(torch, ops)
+
+
+def check_fake_kernel_dtypes(torch, ops):
+    for dtype in (torch.float32, torch.bfloat16, torch.float16):
+        x = torch.empty(2, 4, 20, 18, dtype=dtype)
+        dy = torch.empty(2, 4, 20, 18, dtype=dtype)
+        for w_dtype in (torch.float32, dtype):
+            w = torch.empty(4, 1, 7, 5, dtype=w_dtype)
+            y = ops.conv2d(x, w, None, [3, 2], 4)
+            assert (y.dtype, tuple(y.shape)) == (dtype, (2, 4, 20, 18))
+            assert ops.conv2d(x.to(memory_format=torch.channels_last), w, None, [3, 2], 4).is_contiguous(
+                memory_format=torch.channels_last)
+            dx = ops.conv2d_backward_data(dy, w, [3, 2], 4)
+            assert (dx.dtype, tuple(dx.shape)) == (dtype, (2, 4, 20, 18))
+        dw, db = ops.conv2d_backward_filter(x, dy, [4, 1, 7, 5], [3, 2], 4, True)
+        assert (dw.dtype, db.dtype, tuple(dw.shape), tuple(db.shape)) == (dtype, dtype, (4, 1, 7, 5), (4,))
+
+
+def test_half_activations_stay_half_and_filters_become_float32():
+    torch = pytest.importorskip("torch")
+    import fftconv.torch as fftconv_torch
+    x = torch.randn(2, 4, 6, 5, dtype=torch.bfloat16)
+    assert fftconv_torch._dense(x) is x
+    for variant in (x.to(memory_format=torch.channels_last), x.transpose(2, 3), x[..., ::2]):
+        dense = fftconv_torch._dense(variant)
+        assert dense.dtype == torch.bfloat16 and dense.is_contiguous() and torch.equal(dense, variant)
+        as_float = fftconv_torch._dense_float(variant)
+        assert as_float.dtype == torch.float32 and as_float.is_contiguous()
+        assert torch.equal(as_float, variant.float())
+    w = torch.randn(4, 4, 3, 3)
+    assert fftconv_torch._dense_float(w) is w
 
 
 def test_fallback_warnings_point_at_the_callers_line():

@@ -818,6 +818,29 @@ def test_the_operators_pass_opcheck():
         torch.library.opcheck(op, arguments)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
+def test_the_operators_pass_opcheck_with_half_activations(dtype):
+    # The fake kernels give eager's dtypes: y in x's, dx in dy's, dw and
+    # dbias in x's; w may be float32 (read as it is) or the activations' dtype.
+    x = torch.randn(2, 4, 20, 18, device=DEVICE, dtype=dtype, requires_grad=True)
+    w = torch.randn(4, 1, 7, 5, device=DEVICE, requires_grad=True)
+    w_half = w.detach().to(dtype).requires_grad_(True)
+    b = torch.randn(4, device=DEVICE, dtype=dtype, requires_grad=True)
+    dy = torch.randn(2, 4, 20, 18, device=DEVICE, dtype=dtype, requires_grad=True)
+    ops = torch.ops.fftconv
+    cases = [
+        (ops.conv2d.default, (x, w_half, b, [3, 2], 4)),
+        (ops.conv2d.default, (x, w, None, [3, 2], 4)),
+        (ops.conv2d.default, (x.detach().to(memory_format=torch.channels_last).requires_grad_(True), w_half, None,
+                              [3, 2], 4)),
+        (ops.conv2d_backward_data.default, (dy, w_half, [3, 2], 4)),
+        (ops.conv2d_backward_data.default, (dy, w, [3, 2], 4)),
+        (ops.conv2d_backward_filter.default, (x, dy, [4, 1, 7, 5], [3, 2], 4, True)),
+    ]
+    for op, arguments in cases:
+        torch.library.opcheck(op, arguments)
+
+
 def profile_kernels(run):
     activities = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
     with torch.profiler.profile(activities=activities) as profile:
@@ -866,29 +889,176 @@ def test_torch_export_keeps_the_fftconv_operator():
     torch.testing.assert_close(exported.module()(x), block(x), rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
-def test_autocast_runs_fftconv_and_returns_autocast_dtype(dtype):
+# Half activations: fftconv's kernels read bf16/fp16 x (dy) and write y (dx)
+# in that dtype, computing in FP32. A half call is the float32 call on the
+# widened inputs rounded once (the same problem takes the same route), and
+# within the dtype's rounding of the float64 result: relative L2 <= 2^-8
+# (bf16, 8 significant bits) and 2^-10 (fp16, 11).
+
+HALF_DTYPES = [pytest.param(torch.bfloat16, 2.0 ** -8, id="bf16"), pytest.param(torch.float16, 2.0 ** -10, id="fp16")]
+HALF_CASES = [
+    # batch, in, out, height, width, kernel, padding, groups, bias
+    (2, 32, 32, 56, 56, 31, "same", 32, True),         # depthwise 31 x 31 'same' (RepLKNet)
+    (2, 16, 24, 48, 40, 9, 4, 1, True),                # dense
+]
+
+
+def bits(t):
+    """A half tensor's bit patterns, for bit-for-bit comparisons."""
+    return t.contiguous().view(torch.int16)
+
+
+def padding_pair(x, w, padding, groups):
+    return list(fftconv.problem_for(x.shape, w.shape, padding=padding, groups=groups).padding)
+
+
+@pytest.mark.parametrize("dtype, bar", HALF_DTYPES)
+@pytest.mark.parametrize("case", HALF_CASES, ids=operator_id)
+def test_half_activations_are_read_and_written_by_fftconv(case, dtype, bar):
+    padding, groups = case[6], case[7]
+    x32, w32, b32 = random_operator(case, seed=70)
+    x, w, b = x32.to(dtype), w32.to(dtype), b32.to(dtype)  # a layer in dtype, as nn.Conv2d.to(dtype) has
+    before = dict(fftconv.torch.calls)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # fftconv's path: no fallback
+        y = fftconv.torch.conv2d(x, w, b, 1, padding, 1, groups)
+    assert y.dtype == dtype and y.shape == (case[0], case[2], case[3], case[4])
+    assert fftconv.torch.calls["conv2d"] == before["conv2d"] + 1
+    # The float32 call on the widened inputs, rounded once: bit for bit.
+    y32 = fftconv.torch.conv2d(x.float(), w.float(), b.float(), 1, padding, 1, groups)
+    assert y32.dtype == torch.float32
+    assert torch.equal(bits(y), bits(y32.to(dtype))), "the half call is not round(the float32 call)"
+    exact = F.conv2d(x.double(), w.double(), b.double(), padding=padding, groups=groups)
+    assert torch.isfinite(y).all()
+    assert relative_l2(y, exact) <= bar, f"relative L2 {relative_l2(y, exact):.3g} > {bar:.3g}"
+    # The operator and fftconv.conv2d take a float32 filter with half x, as it is.
+    pad = padding_pair(x, w, padding, groups)
+    y_op = torch.ops.fftconv.conv2d(x, w.float(), b.float(), pad, groups)
+    assert y_op.dtype == dtype and torch.equal(bits(y_op), bits(y))
+    y_api = fftconv.conv2d(x, w.float(), b.float(), padding=padding, groups=groups)
+    assert isinstance(y_api, torch.Tensor) and y_api.dtype == dtype and torch.equal(bits(y_api), bits(y))
+    # A non-dense half x is copied once, in its dtype.
+    y_channels_last = fftconv.torch.conv2d(x.to(memory_format=torch.channels_last), w, b, 1, padding, 1, groups)
+    assert y_channels_last.dtype == dtype and y_channels_last.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(bits(y_channels_last), bits(y))
+
+
+@pytest.mark.parametrize("dtype, bar", HALF_DTYPES)
+def test_half_activations_through_a_filter_spectrum_and_a_device_array(dtype, bar):
+    case = (2, 8, 8, 40, 36, (9, 7), "same", 2, True)
+    x32, w, b = random_operator(case, seed=71)
+    x = x32.to(dtype)
+    spectrum = fftconv.transform_filter(w, x.shape, padding="same", groups=2)
+    y = fftconv.conv2d(x, spectrum, b)
+    assert y.dtype == dtype
+    assert torch.equal(bits(y), bits(fftconv.conv2d(x.float(), spectrum, b).to(dtype)))
+    assert relative_l2(y, exact_operator(x.float(), w, b, "same", 2)) <= bar
+    out = fftconv.conv2d(DLPackOnly(x), DLPackOnly(w), DLPackOnly(b), padding="same", groups=2)
+    assert isinstance(out, fftconv.DeviceArray) and out.dtype == str(dtype).split(".")[-1]
+    assert torch.equal(bits(torch.from_dlpack(out)), bits(fftconv.conv2d(x, w, b, padding="same", groups=2)))
+
+
+@pytest.mark.parametrize("dtype, bar", HALF_DTYPES)
+def test_half_activation_dtypes_are_checked(dtype, bar):
+    x, w = random_problem((1, 4, 6, 32, 32, 5), seed=72)
+    x = x.to(dtype)
+    name = str(dtype).split(".")[-1]
+    with pytest.raises(fftconv.InvalidArgumentError, match=f"out has dtype float32 but x has dtype {name}"):
+        fftconv.conv2d(x, w, out=torch.empty(1, 6, 28, 28, device=DEVICE))
+    with pytest.raises(fftconv.InvalidArgumentError, match=f"w has dtype {name}; fftconv takes w in float32 only"):
+        fftconv.conv2d(x, w.to(dtype))
+    with pytest.raises(fftconv.InvalidArgumentError, match=f"bias has dtype {name}; fftconv takes bias in float32"):
+        fftconv.conv2d(x, w, torch.zeros(6, device=DEVICE, dtype=dtype))
+    out = torch.empty(1, 6, 28, 28, device=DEVICE, dtype=dtype)
+    assert fftconv.conv2d(x, w, out=out) is out
+    # Outside autocast, fftconv.torch mirrors F.conv2d: the input's dtype is the weight's and the bias's.
+    layer = fftconv.torch.Conv2d(4, 6, 5).to(DEVICE)
+    with pytest.raises(RuntimeError, match="should be the same"):
+        torch.nn.functional.conv2d(x, layer.weight, layer.bias)  # PyTorch's own rule
+    with pytest.raises(fftconv.InvalidArgumentError,
+                       match=rf"input type \({dtype}\) and weight type \(torch.float32\) should be the same"):
+        layer(x)
+    with pytest.raises(fftconv.InvalidArgumentError,
+                       match=rf"input type \({dtype}\) and bias type \(torch.float32\) should be the same"):
+        fftconv.torch.conv2d(x, layer.weight.to(dtype), layer.bias)
+    assert layer.to(dtype)(x).dtype == dtype
+
+
+@pytest.mark.parametrize("dtype, bar", HALF_DTYPES)
+@pytest.mark.parametrize("case", HALF_CASES, ids=operator_id)
+def test_half_backward_data_writes_dx_in_dy_dtype(case, dtype, bar):
+    batch, in_channels, out_channels, height, width, kernel, padding, groups, _ = case
+    x32, w, _ = random_operator(case, seed=73)
+    pad = padding_pair(x32, w, padding, groups)
+    generator = torch.Generator(device=DEVICE).manual_seed(74)
+    dy = torch.randn(batch, out_channels, height + 2 * pad[0] - kernel + 1, width + 2 * pad[1] - kernel + 1,
+                     device=DEVICE, generator=generator).to(dtype)
+    before = fftconv.torch.calls["conv2d_backward_data"]
+    dx = torch.ops.fftconv.conv2d_backward_data(dy, w, pad, groups)
+    assert fftconv.torch.calls["conv2d_backward_data"] == before + 1
+    assert dx.dtype == dtype and dx.shape == x32.shape
+    dx32 = torch.ops.fftconv.conv2d_backward_data(dy.float(), w, pad, groups)
+    assert dx32.dtype == torch.float32 and torch.equal(bits(dx), bits(dx32.to(dtype)))
+    exact = torch.nn.grad.conv2d_input(x32.shape, w.double(), dy.double(), padding=pad, groups=groups)
+    assert relative_l2(dx, exact) <= bar, f"relative L2 {relative_l2(dx, exact):.3g} > {bar:.3g}"
+    dx_channels_last = torch.ops.fftconv.conv2d_backward_data(dy.to(memory_format=torch.channels_last), w, pad, groups)
+    assert dx_channels_last.dtype == dtype and dx_channels_last.is_contiguous(memory_format=torch.channels_last)
+    assert torch.equal(bits(dx_channels_last), bits(dx))
+    # The filter gradient stays float32 inside (x and dy widened), returned in x's dtype.
+    dw, db = torch.ops.fftconv.conv2d_backward_filter(x32.to(dtype), dy, list(w.shape), pad, groups, True)
+    assert dw.dtype == dtype and db.dtype == dtype
+    dw32, db32 = torch.ops.fftconv.conv2d_backward_filter(x32.to(dtype).float(), dy.float(), list(w.shape), pad,
+                                                          groups, True)
+    assert torch.equal(bits(dw), bits(dw32.to(dtype))) and torch.equal(bits(db), bits(db32.to(dtype)))
+
+
+AUTOCAST_LAYERS = [
+    pytest.param(dict(in_channels=16, out_channels=16, kernel_size=15, padding="same", groups=16), id="depthwise15"),
+    pytest.param(dict(in_channels=32, out_channels=32, kernel_size=31, padding="same", groups=32), id="depthwise31"),
+    pytest.param(dict(in_channels=8, out_channels=12, kernel_size=9, padding=4), id="dense9"),
+]
+
+
+@pytest.mark.parametrize("dtype, bar", HALF_DTYPES)
+@pytest.mark.parametrize("arguments", AUTOCAST_LAYERS)
+def test_autocast_runs_fftconv_and_returns_autocast_dtype(arguments, dtype, bar):
     torch.manual_seed(60)
-    layer = fftconv.torch.Conv2d(16, 16, 15, padding="same", groups=16).to(DEVICE)
-    x = torch.randn(2, 16, 48, 48, device=DEVICE, requires_grad=True)
+    layer = fftconv.torch.Conv2d(**arguments).to(DEVICE)
+    x = torch.randn(2, arguments["in_channels"], 48, 48, device=DEVICE, requires_grad=True)
     before = dict(fftconv.torch.calls)
     with torch.autocast("cuda", dtype=dtype):
         y = layer(x)
-    assert y.dtype == dtype
-    assert fftconv.torch.calls["conv2d"] == before["conv2d"] + 1
-    rounded = [t.detach().to(dtype).double() for t in (x, layer.weight, layer.bias)]
-    exact = F.conv2d(*rounded, padding=7, groups=16)
-    # As accurate as FP32 on the rounded inputs: the error is the output's own rounding.
-    assert relative_l2(y, exact) <= 1.02 * relative_l2(exact.to(dtype), exact) + 1e-6
-    y.float().sum().backward()
+        # A half activation into a float32 layer: autocast casts, as nn.Conv2d's does.
+        y_half_input = layer(x.detach().to(dtype))
+    assert y.dtype == dtype and y_half_input.dtype == dtype
+    assert fftconv.torch.calls["conv2d"] == before["conv2d"] + 2
+    assert torch.equal(bits(y_half_input), bits(y))
+    rounded = [t.detach().to(dtype) for t in (x, layer.weight, layer.bias)]
+    padding, groups = layer.fftconv_padding()[0], layer.groups
+    # The float32 call on autocast's rounded inputs, rounded once: bit for bit.
+    y32 = fftconv.torch.conv2d(*(t.float() for t in rounded), 1, padding, 1, groups)
+    assert torch.equal(bits(y), bits(y32.to(dtype)))
+    exact = F.conv2d(*(t.double() for t in rounded), padding=padding, groups=groups)
+    assert relative_l2(y, exact) <= bar
+    grad = torch.randn(y.shape, device=DEVICE)
+    y.float().backward(grad)
     assert fftconv.torch.calls["conv2d_backward_data"] == before["conv2d_backward_data"] + 1
     assert fftconv.torch.calls["conv2d_backward_filter"] == before["conv2d_backward_filter"] + 1
     assert layer.weight.grad.dtype == torch.float32 and x.grad.dtype == torch.float32
     assert torch.isfinite(layer.weight.grad).all() and torch.isfinite(x.grad).all()
+    # dx was written in autocast's dtype by the kernel (then widened by the cast's gradient).
+    dy = grad.to(dtype)
+    dx = torch.ops.fftconv.conv2d_backward_data(dy, rounded[1], list(padding), groups)
+    assert dx.dtype == dtype and torch.equal(x.grad, dx.float())
+    exact_dx = torch.nn.grad.conv2d_input(x.shape, rounded[1].double(), dy.double(), padding=padding, groups=groups)
+    assert relative_l2(x.grad, exact_dx) <= bar
+    exact_dw = torch.nn.grad.conv2d_weight(rounded[0].double(), layer.weight.shape, dy.double(), padding=padding,
+                                           groups=groups)
+    assert relative_l2(layer.weight.grad, exact_dw) <= bar
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "fp16"])
-def test_half_tensors_run_fftconv_in_float32(dtype):
+@pytest.mark.parametrize("dtype, bar", HALF_DTYPES)
+def test_half_tensors_run_fftconv_in_float32(dtype, bar):
     torch.manual_seed(61)
     layer = fftconv.torch.Conv2d(8, 8, 9, padding=4).to(DEVICE, dtype)
     x = torch.randn(2, 8, 40, 40, device=DEVICE, dtype=dtype)
@@ -899,6 +1069,39 @@ def test_half_tensors_run_fftconv_in_float32(dtype):
     assert fftconv.torch.calls["conv2d"] == before + 1 and y.dtype == dtype
     exact = F.conv2d(x.double(), layer.weight.double(), layer.bias.double(), padding=4)
     assert relative_l2(y, exact) <= 1.02 * relative_l2(exact.to(dtype), exact) + 1e-6
+    assert relative_l2(y, exact) <= bar
+
+
+@pytest.mark.parametrize("dtype, bar", HALF_DTYPES)
+def test_torch_compile_with_half_activations_matches_eager(dtype, bar):
+    torch.manual_seed(63)
+    block = replknet_like(16, 31).to(DEVICE)
+    x = torch.randn(2, 16, 32, 32, device=DEVICE)
+    grad = torch.randn(2, 16, 32, 32, device=DEVICE)
+
+    def step(model, x):
+        x = x.clone().requires_grad_(True)
+        with torch.autocast("cuda", dtype=dtype):
+            y = model(x)
+        y.float().backward(grad)
+        return y, x.grad, [p.grad.clone() for p in model.parameters()]
+
+    y_eager, dx_eager, grads_eager = step(block, x)
+    block.zero_grad(set_to_none=True)
+    compiled = torch.compile(block, fullgraph=True)
+    before = dict(fftconv.torch.calls)
+    y_compiled, dx_compiled, grads_compiled = step(compiled, x)
+    torch.cuda.synchronize()
+    assert y_compiled.dtype == y_eager.dtype == dtype
+    assert fftconv.torch.calls["conv2d"] - before["conv2d"] == 2
+    assert fftconv.torch.calls["conv2d_backward_data"] - before["conv2d_backward_data"] == 2
+    # Inductor may round the GELU and the residual differently from eager:
+    # within the dtype's rounding, not bit for bit.
+    assert relative_l2(y_compiled, y_eager.double()) <= bar
+    assert relative_l2(dx_compiled, dx_eager.double()) <= bar
+    for compiled_grad, eager_grad in zip(grads_compiled, grads_eager):
+        assert compiled_grad.dtype == eager_grad.dtype == torch.float32
+        assert relative_l2(compiled_grad, eager_grad.double()) <= bar
 
 
 def test_functional_conv2d_is_differentiable_and_falls_back_with_a_warning_at_the_callers_line():
