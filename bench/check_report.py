@@ -1,7 +1,8 @@
 """Checks the files test_report wrote: the JSON parses and holds the texts
 (invalid UTF-8 replaced), the SVG is well-formed XML showing the escaped
-texts, the Markdown table rows keep their cell count.
-and fftconv_version is the library's version (meson.build's project version).
+texts, the Markdown table rows keep their cell count, a bfloat16 run's files
+carry its element type (and a float32 run's none), and fftconv_version is
+the library's version (meson.build's project version).
 Usage: check_report.py TEST_REPORT WORK_DIR VERSION"""
 import json
 import os
@@ -85,6 +86,38 @@ if not any(line.startswith("| 24x20 K13x3 C8 B4 dw pad6x1 +bias | cudnn | not av
     failures.append(f"markdown: the algorithm that did not run has no row saying why: {markdown_rows!r}")
 if not any("| fftconv-generic |" in line and "2.0000×" in line for line in markdown_rows):
     failures.append(f"markdown: no fftconv-generic row at 2.0000x fftconv's time: {markdown_rows!r}")
+
+# A float32 run writes no element keys (absent means float32); a bfloat16 run
+# writes them, at the top, in the bar and in every algorithm, and judges each
+# row by its own output's type.
+if "element" in data or any("element" in a for shape in data["shapes"] for a in shape["algorithms"]):
+    failures.append("json: a float32 run has an 'element' key")
+half = json.load(open(prefix + "-bfloat16.json", encoding="utf-8"))
+if half.get("element") != "bfloat16":
+    failures.append(f"bfloat16 json: element {half.get('element')!r}")
+half_bar = half.get("accuracy_bar", {})
+if half_bar.get("max_relative_l2_bfloat16") != 2 ** -8 or "elementwise_bfloat16" not in half_bar:
+    failures.append(f"bfloat16 json: accuracy_bar {half_bar!r}")
+half_algorithms = half["shapes"][0]["algorithms"]
+rows = {a["name"]: a for a in half_algorithms}
+if [a["name"] for a in half_algorithms] != ["fftconv", "fftconv (cast passes)", "fftconv-generic", "cudnn",
+                                            "cudnn_fastest"]:
+    failures.append(f"bfloat16 json algorithms: {[a['name'] for a in half_algorithms]!r}")
+elif (rows["fftconv"].get("element") != "bfloat16" or rows["cudnn_fastest"].get("element") != "float32"
+      or rows["fftconv (cast passes)"].get("passes") is not True or rows["cudnn_fastest"].get("passes") is not False):
+    failures.append(f"bfloat16 json: elements or bars of the rows: {half_algorithms!r}")
+half_md = open(prefix + "-bfloat16.md", encoding="utf-8").read()
+if "Activations (x and y; dy and dx) are bfloat16" not in half_md:
+    failures.append("bfloat16 markdown: the header does not say the activations' type")
+if not any(line.startswith("| 16x16 K5 C2->3 B1 | fftconv (cast passes) |") and line.count("|") == 11
+           for line in half_md.splitlines()):
+    failures.append("bfloat16 markdown: no 11-cell row for fftconv (cast passes)")
+try:
+    half_svg = ElementTree.parse(prefix + "-bfloat16.svg").getroot()
+    if "fftconv (cast passes)" not in " ".join("".join(e.itertext()) for e in half_svg.iter()):
+        failures.append("bfloat16 svg: no fftconv (cast passes) in the legend")
+except ElementTree.ParseError as error:
+    failures.append(f"bfloat16 svg is not well-formed XML: {error}")
 
 print("\n".join(failures) or "report files: ok")
 sys.exit(1 if failures else 0)

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "fftconv/detail/runtime/check.hpp"
+#include "half_io.hpp"
 #include "progress.hpp"
 
 namespace fftconv::bench {
@@ -40,7 +41,17 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
 // The whole operator of problem.hpp: zero padding (ph, pw) in the
 // convolution descriptor, groups (cudnnSetConvolutionGroupCount, the filter
 // [out, in / groups, kh, kw]), rectangular kernels, and a bias tensor
-// [1, out, 1, 1] broadcast over batch, rows and columns.
+// [1, out, 1, 1] broadcast over batch, rows and columns. Tensors and filter
+// of `element`; FP32 compute either way.
+cudnnDataType_t data_type_of(element_type e) {
+    switch (e) {
+        case element_type::bfloat16: return CUDNN_DATA_BFLOAT16;
+        case element_type::float16: return CUDNN_DATA_HALF;
+        case element_type::float32: break;
+    }
+    return CUDNN_DATA_FLOAT;
+}
+
 struct descriptors {
     std::unique_ptr<std::remove_pointer_t<cudnnHandle_t>, decltype(&cudnnDestroy)> handle{nullptr, cudnnDestroy};
     std::unique_ptr<std::remove_pointer_t<cudnnTensorDescriptor_t>, decltype(&cudnnDestroyTensorDescriptor)>
@@ -51,7 +62,10 @@ struct descriptors {
     std::unique_ptr<std::remove_pointer_t<cudnnConvolutionDescriptor_t>, decltype(&cudnnDestroyConvolutionDescriptor)>
         conv{nullptr, cudnnDestroyConvolutionDescriptor};
 
-    descriptors(const problem& p, cudaStream_t stream) {
+    element_type element;
+
+    descriptors(const problem& p, cudaStream_t stream, element_type e = element_type::float32) : element(e) {
+        const cudnnDataType_t data = data_type_of(e);
         cudnnHandle_t h;
         BENCH_CUDNN_TRY(cudnnCreate(&h));
         handle.reset(h);
@@ -59,21 +73,21 @@ struct descriptors {
         cudnnTensorDescriptor_t t;
         BENCH_CUDNN_TRY(cudnnCreateTensorDescriptor(&t));
         x.reset(t);
-        BENCH_CUDNN_TRY(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(p.batch),
+        BENCH_CUDNN_TRY(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, data, int(p.batch),
                                                    int(p.in_channels), int(p.height), int(p.width)));
         BENCH_CUDNN_TRY(cudnnCreateTensorDescriptor(&t));
         y.reset(t);
-        BENCH_CUDNN_TRY(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, int(p.batch),
+        BENCH_CUDNN_TRY(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, data, int(p.batch),
                                                    int(p.out_channels), int(p.out_height()),
                                                    int(p.out_width())));
         BENCH_CUDNN_TRY(cudnnCreateTensorDescriptor(&t));
         bias.reset(t);
-        BENCH_CUDNN_TRY(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1,
+        BENCH_CUDNN_TRY(cudnnSetTensor4dDescriptor(t, CUDNN_TENSOR_NCHW, data, 1,
                                                    int(p.out_channels), 1, 1));
         cudnnFilterDescriptor_t f;
         BENCH_CUDNN_TRY(cudnnCreateFilterDescriptor(&f));
         w.reset(f);
-        BENCH_CUDNN_TRY(cudnnSetFilter4dDescriptor(f, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW,
+        BENCH_CUDNN_TRY(cudnnSetFilter4dDescriptor(f, data, CUDNN_TENSOR_NCHW,
                                                    int(p.out_channels), int(p.group_in_channels()),
                                                    int(p.kernel.height), int(p.kernel.width)));
         cudnnConvolutionDescriptor_t c;
@@ -83,7 +97,7 @@ struct descriptors {
         BENCH_CUDNN_TRY(cudnnSetConvolution2dDescriptor(c, int(p.padding.height), int(p.padding.width), 1, 1, 1,
                                                         1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         BENCH_CUDNN_TRY(cudnnSetConvolutionGroupCount(c, int(p.groups)));
-        BENCH_CUDNN_TRY(cudnnSetConvolutionMathType(c, CUDNN_FMA_MATH));
+        BENCH_CUDNN_TRY(cudnnSetConvolutionMathType(c, e == element_type::float32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH));
         // cuDNN's idea of the output must be ours, or the comparison is void.
         int n = 0, k = 0, ho = 0, wo = 0;
         BENCH_CUDNN_TRY(cudnnGetConvolution2dForwardOutputDim(c, x.get(), f, &n, &k, &ho, &wo));
@@ -97,6 +111,24 @@ struct descriptors {
 
 bool strict_fp32(const cudnnConvolutionFwdAlgoPerf_t& r) {
     return r.status == CUDNN_STATUS_SUCCESS && r.mathType == CUDNN_FMA_MATH;
+}
+
+// An algorithm whose arithmetic is FP32 on the descriptors' data: strict FP32
+// for float data (no TF32), FMA or tensor cores for half data (exact
+// products, FP32 sums; not ALLOW_CONVERSION, which would round to a
+// narrower type than the data's).
+bool fp32_compute(const cudnnConvolutionFwdAlgoPerf_t& r, element_type e) {
+    if (e == element_type::float32) return strict_fp32(r);
+    return r.status == CUDNN_STATUS_SUCCESS && (r.mathType == CUDNN_FMA_MATH || r.mathType == CUDNN_TENSOR_OP_MATH);
+}
+
+// The peer's detail: the algorithm, and for half data the type and whether
+// tensor cores compute it.
+std::string forward_detail(cudnnConvolutionFwdAlgo_t algo, cudnnMathType_t math, element_type e, bool bias) {
+    std::string d = algo_name(algo);
+    if (e != element_type::float32)
+        d += std::string(" ") + to_string(e) + (math == CUDNN_TENSOR_OP_MATH ? " tensor cores" : " FMA");
+    return d + (bias ? " + AddTensor" : "");
 }
 
 // One call of the peer: cudnnConvolutionForward (y = conv(x, w)), then, when
@@ -114,12 +146,16 @@ bool strict_fp32(const cudnnConvolutionFwdAlgoPerf_t& r) {
 // The algorithm search (cudnnFind...) times the convolution alone; the add
 // is the same for every algorithm, so it does not change the ranking.
 algorithm_result run_algorithm(const char* name, const descriptors& d, const problem& p,
-                               cudnnConvolutionFwdAlgo_t algo, const float* x, const float* w,
-                               const float* bias, float* y, const std::vector<double>& exact,
+                               const cudnnConvolutionFwdAlgoPerf_t& perf, const void* x, const void* w,
+                               const void* bias, void* y, const std::vector<double>& exact,
                                int repetitions, const l2_flusher* flusher, cudaStream_t stream) {
+    const cudnnConvolutionFwdAlgo_t algo = perf.algo;
     algorithm_result r;
     r.name = name;
-    r.detail = std::string(algo_name(algo)) + (bias != nullptr ? " + AddTensor" : "");
+    r.element = d.element;
+    r.detail = forward_detail(algo, perf.mathType, d.element, bias != nullptr);
+    // The math type cuDNN ranked the algorithm with (for half data: tensor cores or FMA).
+    BENCH_CUDNN_TRY(cudnnSetConvolutionMathType(d.conv.get(), perf.mathType));
     std::size_t bytes = 0;
     BENCH_CUDNN_TRY(cudnnGetConvolutionForwardWorkspaceSize(d.handle.get(), d.x.get(), d.w.get(),
                                                             d.conv.get(), d.y.get(), algo, &bytes));
@@ -133,10 +169,11 @@ algorithm_result run_algorithm(const char* name, const descriptors& d, const pro
         if (bias != nullptr)
             BENCH_CUDNN_TRY(cudnnAddTensor(d.handle.get(), &one, d.bias.get(), bias, &one, d.y.get(), y));
     };
-    reference::fill_nan(y, p.output_elements(), stream);
+    if (d.element == element_type::float32) reference::fill_nan(static_cast<float*>(y), p.output_elements(), stream);
+    else poison(d.element, y, p.output_elements(), stream);
     call();  // warm-up, and the output we check
     FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
-    r.accuracy = reference::compare(reference::to_host(y, p.output_elements()), exact);
+    r.accuracy = compare_output(widened_to_host(d.element, y, p.output_elements()), exact, d.element);
     r.time = time_calls(repetitions, flusher, stream, call);
     r.ran = true;
     return r;
@@ -154,10 +191,10 @@ algorithm_result not_run(const char* name, const std::string& why) {
 
 bool cudnn_available() { return true; }
 
-std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, const float* w,
-                                              const float* bias, float* y, const std::vector<double>& exact,
-                                              int repetitions, const l2_flusher* flusher,
-                                              cudaStream_t stream) {
+std::vector<algorithm_result> run_cudnn_peers(const problem& p, element_type element, const void* x,
+                                              const void* w, const void* bias, void* y,
+                                              const std::vector<double>& exact, int repetitions,
+                                              const l2_flusher* flusher, cudaStream_t stream) {
     // A peer that fails (cuDNN refuses the configuration, runs out of
     // memory, ...) gives a row that says so, and the run goes on.
     std::vector<algorithm_result> results;
@@ -170,7 +207,7 @@ std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, 
     };
     std::unique_ptr<descriptors> made;
     try {
-        made = std::make_unique<descriptors>(p, stream);
+        made = std::make_unique<descriptors>(p, stream, element);
     } catch (const std::exception& e) {
         for (const char* name : {"cudnn_deterministic", "cudnn_fastest"})
             results.push_back(not_run(name, std::string("failed: ") + e.what()));
@@ -178,24 +215,32 @@ std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, 
     }
     const descriptors& d = *made;
     constexpr int most = CUDNN_CONVOLUTION_FWD_ALGO_COUNT;
+    const bool half = element != element_type::float32;
+    const std::string arithmetic = half ? std::string(to_string(element)) + " FP32-compute" : "strict FP32";
+    // The searches rank with the math type the descriptor was made with (a
+    // run may have left another).
+    const auto reset_math = [&] {
+        BENCH_CUDNN_TRY(cudnnSetConvolutionMathType(d.conv.get(), half ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    };
 
     // Deterministic mode: the first deterministic, strict-FP32 algorithm of
     // the heuristics' ranking.
     attempt("cudnn_deterministic", [&] {
         cudnnConvolutionFwdAlgoPerf_t perf[most];
         int found = 0;
+        reset_math();
         BENCH_CUDNN_TRY(cudnnGetConvolutionForwardAlgorithm_v7(d.handle.get(), d.x.get(), d.w.get(),
                                                                d.conv.get(), d.y.get(), most, &found, perf));
         for (int i = 0; i < found; ++i) {
-            if (strict_fp32(perf[i]) && perf[i].determinism == CUDNN_DETERMINISTIC) {
+            if (fp32_compute(perf[i], element) && perf[i].determinism == CUDNN_DETERMINISTIC) {
                 progress(std::string("  cuDNN deterministic (") + algo_name(perf[i].algo) + "): " +
                          std::to_string(repetitions) + " timed calls");
-                return run_algorithm("cudnn_deterministic", d, p, perf[i].algo, x, w, bias, y, exact,
+                return run_algorithm("cudnn_deterministic", d, p, perf[i], x, w, bias, y, exact,
                                      repetitions, flusher, stream);
             }
         }
         return not_run("cudnn_deterministic", "none of the " + std::to_string(found) +
-                                                  " algorithms cuDNN's heuristics rank is deterministic strict FP32");
+                                                  " algorithms cuDNN's heuristics rank is deterministic " + arithmetic);
     });
 
     // The fastest strict-FP32 algorithm cuDNN's own measurement finds.
@@ -203,18 +248,19 @@ std::vector<algorithm_result> run_cudnn_peers(const problem& p, const float* x, 
         cudnnConvolutionFwdAlgoPerf_t perf[most];
         int found = 0;
         progress("  cuDNN algorithm search (cudnnFindConvolutionForwardAlgorithm runs every algorithm)");
+        reset_math();
         BENCH_CUDNN_TRY(cudnnFindConvolutionForwardAlgorithm(d.handle.get(), d.x.get(), d.w.get(),
                                                              d.conv.get(), d.y.get(), most, &found, perf));
         for (int i = 0; i < found; ++i) {  // sorted by time
-            if (strict_fp32(perf[i])) {
+            if (fp32_compute(perf[i], element)) {
                 progress(std::string("  cuDNN fastest (") + algo_name(perf[i].algo) + "): " +
                          std::to_string(repetitions) + " timed calls");
-                return run_algorithm("cudnn_fastest", d, p, perf[i].algo, x, w, bias, y, exact, repetitions,
+                return run_algorithm("cudnn_fastest", d, p, perf[i], x, w, bias, y, exact, repetitions,
                                      flusher, stream);
             }
         }
-        return not_run("cudnn_fastest",
-                       "no strict-FP32 algorithm succeeded in cuDNN's search of " + std::to_string(found));
+        return not_run("cudnn_fastest", (half ? "no " + arithmetic : std::string("no strict-FP32")) +
+                                            " algorithm succeeded in cuDNN's search of " + std::to_string(found));
     });
     return results;
 }
@@ -394,8 +440,8 @@ std::vector<algorithm_result> run_cudnn_gradient_peers(const problem& p, pass g,
 
 namespace fftconv::bench {
 bool cudnn_available() { return false; }
-std::vector<algorithm_result> run_cudnn_peers(const problem&, const float*, const float*, const float*,
-                                              float*, const std::vector<double>&, int, const l2_flusher*,
+std::vector<algorithm_result> run_cudnn_peers(const problem&, element_type, const void*, const void*, const void*,
+                                              void*, const std::vector<double>&, int, const l2_flusher*,
                                               cudaStream_t) {
     return {};
 }

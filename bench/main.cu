@@ -5,8 +5,13 @@
 // configuration (groups 1, a square kernel) is also timed on the generic
 // path forced to the same tile extent (row "fftconv-generic", unless
 // --no-generic): the same algorithm with runtime geometry, so the two rows
-// measure what the compile-time specialisation gains.
+// measure what the compile-time specialisation gains. With --element bfloat16
+// or float16 fftconv reads and writes half activations itself (row
+// "fftconv"), and the same run times the float call between casts of x and
+// y (row "fftconv (cast passes)": what a caller without half I/O runs).
 #include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cufft.h>
 
 #include <algorithm>
@@ -21,6 +26,7 @@
 #include "cudnn_peer.hpp"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/fftconv.hpp"
+#include "half_io.hpp"
 #include "options.hpp"
 #include "progress.hpp"
 #include "report.hpp"
@@ -67,6 +73,7 @@ bench::run_info describe(const options& o, int device, const bench::l2_flusher& 
     info.l2_flush = o.flush;
     info.reuse_filter = o.reuse_filter;
     info.l2_flush_bytes = flusher.bytes();
+    info.element = o.element;
     return info;
 }
 
@@ -78,17 +85,68 @@ std::size_t free_device_bytes() {
 
 // The row of the generic path forced to a compiled configuration's tile extent.
 constexpr const char* generic_row = "fftconv-generic";
+// The row of a half-precision run that casts x to float, runs the float
+// call and casts y back (one elementwise kernel each, timed with the call).
+constexpr const char* cast_row = "fftconv (cast passes)";
+
+// One call's activations: x and y (dy and dx) of the run's element type; for
+// float32 the float buffers themselves.
+struct activation_io {
+    element_type type;
+    const void* x;
+    void* y;
+};
+
+// ctx.conv2d with io's element type; W is a filter (const float*) or a filter_spectrum.
+template <class W>
+void conv2d_as(context& ctx, const problem& p, const activation_io& io, const W& w, const float* bias) {
+    switch (io.type) {
+        case element_type::float32:
+            ctx.conv2d(p, static_cast<const float*>(io.x), w, bias, static_cast<float*>(io.y));
+            break;
+        case element_type::bfloat16:
+            ctx.conv2d(p, static_cast<const __nv_bfloat16*>(io.x), w, bias, static_cast<__nv_bfloat16*>(io.y));
+            break;
+        case element_type::float16:
+            ctx.conv2d(p, static_cast<const __half*>(io.x), w, bias, static_cast<__half*>(io.y));
+            break;
+    }
+}
+
+// ctx.conv2d_backward_data with io's element type (io.x: dy, io.y: dx).
+void backward_data_as(context& ctx, const problem& p, const activation_io& io, const float* w) {
+    switch (io.type) {
+        case element_type::float32:
+            ctx.conv2d_backward_data(p, static_cast<const float*>(io.x), w, static_cast<float*>(io.y));
+            break;
+        case element_type::bfloat16:
+            ctx.conv2d_backward_data(p, static_cast<const __nv_bfloat16*>(io.x), w, static_cast<__nv_bfloat16*>(io.y));
+            break;
+        case element_type::float16:
+            ctx.conv2d_backward_data(p, static_cast<const __half*>(io.x), w, static_cast<__half*>(io.y));
+            break;
+    }
+}
+
+// An output poisoned before the call we check: NaN (an unwritten element shows up as non-finite).
+void poison_output(const activation_io& io, std::int64_t n, cudaStream_t stream) {
+    if (io.type == element_type::float32) reference::fill_nan(static_cast<float*>(io.y), n, stream);
+    else bench::poison(io.type, io.y, n, stream);
+}
 
 // fftconv on one shape in a fresh context (so its memory is this shape's
 // alone), adding `bias` (null: none); forced_tile > 0 forces the generic path
 // at that tile extent. The decision it ran under goes to *decision when that
-// is non-null.
-bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const float* x, const float* w,
-                                    const float* bias, float* y, const std::vector<double>& exact, const options& o,
+// is non-null. With cast_passes (half activations only) the call is the row
+// cast_row's: x widened into a float buffer, the float call, y rounded back
+// (the two float buffers count in its peak memory).
+bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const activation_io& io, const float* w,
+                                    const float* bias, const std::vector<double>& exact, const options& o,
                                     const bench::l2_flusher* flusher, cudaStream_t stream,
-                                    dispatch_decision* decision = nullptr) {
+                                    dispatch_decision* decision = nullptr, bool cast_passes = false) {
     bench::algorithm_result r;
-    r.name = "fftconv";
+    r.name = cast_passes ? cast_row : "fftconv";
+    r.element = io.type;
     const std::size_t free_before = free_device_bytes();
     context ctx(stream);
     ctx.force_tile_extent(forced_tile);
@@ -98,20 +156,31 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const flo
                    ? std::string("direct")
                    : std::string(to_string(d.path)) + " T=" + std::to_string(d.geometry.tile_extent());
     r.workspace_bytes = ctx.workspace_size(p);
+    if (cast_passes) r.detail += " + 2 casts";
 
-    reference::fill_nan(y, p.output_elements(), stream);
+    poison_output(io, p.output_elements(), stream);
     std::function<void()> call;
     std::unique_ptr<filter_spectrum> spectrum;
-    if (o.reuse_filter) {
-        spectrum = std::make_unique<filter_spectrum>(ctx.transform_filter(p, w));
-        call = [&] { ctx.conv2d(p, x, *spectrum, bias, y); };
+    if (o.reuse_filter) spectrum = std::make_unique<filter_spectrum>(ctx.transform_filter(p, w));
+    reference::device_array<float> x_float, y_float;  // cast_passes: the float call's x and y
+    if (cast_passes) {
+        x_float = reference::make_device_array<float>(p.input_elements());
+        y_float = reference::make_device_array<float>(p.output_elements());
+        call = [&] {
+            bench::widen(io.type, io.x, x_float.data(), p.input_elements(), stream);
+            if (spectrum) ctx.conv2d(p, x_float.data(), *spectrum, bias, y_float.data());
+            else ctx.conv2d(p, x_float.data(), w, bias, y_float.data());
+            bench::narrow(io.type, y_float.data(), io.y, p.output_elements(), stream);
+        };
+    } else if (spectrum) {
+        call = [&] { conv2d_as(ctx, p, io, *spectrum, bias); };
     } else {
-        call = [&] { ctx.conv2d(p, x, w, bias, y); };
+        call = [&] { conv2d_as(ctx, p, io, w, bias); };
     }
     call();  // warm-up: plans, workspace; and the output we check
     FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
     r.peak_bytes = free_before - free_device_bytes();
-    r.accuracy = reference::compare(reference::to_host(y, p.output_elements()), exact);
+    r.accuracy = bench::compare_output(bench::widened_to_host(io.type, io.y, p.output_elements()), exact, io.type);
     r.time = bench::time_calls(o.repetitions, flusher, stream, call);
     r.ran = true;
     return r;
@@ -152,6 +221,10 @@ bench::shape_result run_gradient_shape(const bench::run_shape& s, const options&
                                        cudaStream_t stream, bool* all_pass) {
     const problem& p = s.shape;
     const bool data = s.pass == bench::pass::data_gradient;
+    // --element applies to the data gradient's dy and dx; the filter
+    // gradient's operands are float32 whatever the run's element.
+    const element_type element = data ? o.element : element_type::float32;
+    const bool half = element != element_type::float32;
     bench::shape_result sr{s.role, p, false, s.seed, {}, s.pass};
     auto x = reference::make_device_array<float>(p.input_elements());
     auto w = reference::make_device_array<float>(p.filter_elements());
@@ -161,6 +234,16 @@ bench::shape_result run_gradient_shape(const bench::run_shape& s, const options&
     reference::fill_normal(dy.data(), dy.size, s.seed ^ 0xd1ull, stream);
     const std::int64_t n = data ? p.input_elements() : p.filter_elements();
     auto out = reference::make_device_array<float>(n);
+    // Half dy (dy itself then holds its widened values, for the oracle and
+    // the cuDNN peers, which stay FP32 for the gradients) and dx.
+    reference::device_array<char> dy_half, dx_half;
+    activation_io io{element_type::float32, dy.data(), out.data()};
+    if (half) {
+        dy_half = bench::make_activations(element, dy.size);
+        dx_half = bench::make_activations(element, n);
+        bench::round_in_place(element, dy.data(), dy_half.data(), dy.size, stream);
+        io = {element, dy_half.data(), dx_half.data()};
+    }
     std::vector<double> exact;
     {
         auto exact_device = reference::make_device_array<double>(n);
@@ -170,31 +253,53 @@ bench::shape_result run_gradient_shape(const bench::run_shape& s, const options&
         exact = reference::to_host(exact_device.data(), exact_device.size);
     }
     bench::progress("  fftconv: " + std::to_string(o.repetitions) + " timed calls");
-    sr.algorithms.push_back(attempt("fftconv", [&] {
+    // fftconv's gradient, or (cast_passes) the float data gradient between casts of dy and dx.
+    const auto run = [&](bool cast_passes) {
         bench::algorithm_result r;
-        r.name = "fftconv";
+        r.name = cast_passes ? cast_row : "fftconv";
         r.detail = data ? "conv2d_backward_data" : "conv2d_backward_filter";
+        if (cast_passes) r.detail += " + 2 casts";
+        r.element = element;
         const std::size_t free_before = free_device_bytes();
         context ctx(stream);
+        reference::device_array<float> dy_float, dx_float;
+        if (cast_passes) {
+            dy_float = reference::make_device_array<float>(dy.size);
+            dx_float = reference::make_device_array<float>(n);
+        }
         const auto call = [&] {
-            if (data) ctx.conv2d_backward_data(p, dy.data(), w.data(), out.data());
-            else ctx.conv2d_backward_filter(p, x.data(), dy.data(), out.data());
+            if (cast_passes) {
+                bench::widen(element, io.x, dy_float.data(), dy.size, stream);
+                ctx.conv2d_backward_data(p, dy_float.data(), w.data(), dx_float.data());
+                bench::narrow(element, dx_float.data(), io.y, n, stream);
+            } else if (data) {
+                backward_data_as(ctx, p, io, w.data());
+            } else {
+                ctx.conv2d_backward_filter(p, x.data(), dy.data(), out.data());
+            }
         };
-        reference::fill_nan(out.data(), n, stream);
+        poison_output(io, n, stream);
         call();  // warm-up: plans, workspace, scratch; and the output we check
         FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
         r.peak_bytes = free_before - free_device_bytes();
-        r.accuracy = reference::compare(reference::to_host(out.data(), n), exact);
+        r.accuracy = bench::compare_output(bench::widened_to_host(element, io.y, n), exact, element);
         r.time = bench::time_calls(o.repetitions, flush, stream, call);
         r.ran = true;
         return r;
-    }));
+    };
+    sr.algorithms.push_back(attempt("fftconv", [&] { return run(false); }));
+    if (half) {
+        bench::progress(std::string("  ") + cast_row + ": " + std::to_string(o.repetitions) + " timed calls");
+        sr.algorithms.push_back(attempt(cast_row, [&] { return run(true); }));
+    }
     if (o.cudnn && bench::cudnn_available())
         for (auto& r : bench::run_cudnn_gradient_peers(p, s.pass, x.data(), w.data(), dy.data(), out.data(), exact,
                                                        o.repetitions, flush, stream))
             sr.algorithms.push_back(std::move(r));
+    for (auto& a : sr.algorithms)  // fftconv's rows that did not run would have had the element
+        if ((a.name == "fftconv" || a.name == cast_row) && !a.ran) a.element = element;
     for (const auto& a : sr.algorithms)
-        if (a.name == "fftconv" && !(a.ran && bench::passes(sr, a))) *all_pass = false;
+        if ((a.name == "fftconv" || a.name == cast_row) && !(a.ran && bench::passes(sr, a))) *all_pass = false;
     return sr;
 }
 
@@ -244,9 +349,12 @@ int main(int argc, char** argv) {
             bench::progress("[" + std::to_string(i + 1) + "/" + std::to_string(todo.size()) + "] " +
                             to_string(p) + (todo[i].bias ? " +bias" : "") + ": inputs and the float64 reference");
             bench::shape_result sr{todo[i].role, p, todo[i].bias, seed, {}};
+            const element_type element = o.element;
+            const bool half = element != element_type::float32;
             auto x = reference::make_device_array<float>(p.input_elements());
             auto w = reference::make_device_array<float>(p.filter_elements());
-            auto y = reference::make_device_array<float>(p.output_elements());
+            reference::device_array<float> y;  // float32: fftconv's and the peers' output
+            if (!half) y = reference::make_device_array<float>(p.output_elements());
             reference::fill_normal(x.data(), x.size, seed, stream);
             reference::fill_normal(w.data(), w.size, seed ^ 0x5deece66dull, stream);
             // The bias, when the shape has one: normal(0, 1), its own seed.
@@ -256,6 +364,16 @@ int main(int argc, char** argv) {
                 reference::fill_normal(bias_memory.data(), bias_memory.size, seed ^ 0xb1a5ull, stream);
             }
             const float* bias = todo[i].bias ? bias_memory.data() : nullptr;
+            // Half activations: x rounded (x itself then holds the widened
+            // values, which the oracle takes), y of the element type.
+            reference::device_array<char> x_half, y_half;
+            activation_io io{element, x.data(), y.data()};
+            if (half) {
+                x_half = bench::make_activations(element, x.size);
+                y_half = bench::make_activations(element, p.output_elements());
+                bench::round_in_place(element, x.data(), x_half.data(), x.size, stream);
+                io = {element, x_half.data(), y_half.data()};
+            }
             std::vector<double> exact;
             {
                 auto exact_device = reference::make_device_array<double>(p.output_elements());
@@ -267,15 +385,22 @@ int main(int argc, char** argv) {
                 bench::progress("  fftconv: " + std::to_string(o.repetitions) + " timed calls");
                 dispatch_decision d{};
                 sr.algorithms.push_back(attempt("fftconv", [&] {
-                    return run_fftconv(p, 0, x.data(), w.data(), bias, y.data(), exact, o, flush, stream, &d);
+                    return run_fftconv(p, 0, io, w.data(), bias, exact, o, flush, stream, &d);
                 }));
-                if (o.compare_generic && sr.algorithms.back().ran && d.path == path_kind::compiled) {
+                if (half) {
+                    bench::progress(std::string("  ") + cast_row + ": " + std::to_string(o.repetitions) +
+                                    " timed calls");
+                    sr.algorithms.push_back(attempt(cast_row, [&] {
+                        return run_fftconv(p, 0, io, w.data(), bias, exact, o, flush, stream, nullptr, true);
+                    }));
+                }
+                if (o.compare_generic && sr.algorithms.front().ran && d.path == path_kind::compiled) {
                     // Same inputs, same reference, same tile extent; runtime geometry.
                     const int t = d.geometry.tile_extent();
                     bench::progress("  fftconv, generic path forced to the compiled T=" + std::to_string(t) +
                                     ": " + std::to_string(o.repetitions) + " timed calls");
                     auto r = attempt(generic_row, [&] {
-                        return run_fftconv(p, t, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
+                        return run_fftconv(p, t, io, w.data(), bias, exact, o, flush, stream);
                     });
                     r.name = generic_row;
                     if (r.ran) r.detail += " (forced)";
@@ -285,9 +410,42 @@ int main(int argc, char** argv) {
                         compared.push_back(*c);
                 }
                 if (o.cudnn) {
-                    if (bench::cudnn_available()) {
-                        for (auto& r : bench::run_cudnn_peers(p, x.data(), w.data(), bias, y.data(), exact,
+                    if (bench::cudnn_available() && !half) {
+                        for (auto& r : bench::run_cudnn_peers(p, element, x.data(), w.data(), bias, y.data(), exact,
                                                               o.repetitions, flush, stream))
+                            sr.algorithms.push_back(std::move(r));
+                    } else if (bench::cudnn_available()) {
+                        // cuDNN's convolutions take x, w and y of one type: the
+                        // filter and bias rounded too, and their own oracle.
+                        bench::progress("  cuDNN: " + std::string(to_string(element)) +
+                                        " filter and bias, and their float64 reference");
+                        auto w_widened = reference::make_device_array<float>(w.size);
+                        FFTCONV_CUDA_TRY(cudaMemcpyAsync(w_widened.data(), w.data(), sizeof(float) * std::size_t(w.size),
+                                                         cudaMemcpyDeviceToDevice, stream));
+                        auto w_half = bench::make_activations(element, w.size);
+                        bench::round_in_place(element, w_widened.data(), w_half.data(), w.size, stream);
+                        reference::device_array<float> bias_widened;
+                        reference::device_array<char> bias_half;
+                        if (bias != nullptr) {
+                            bias_widened = reference::make_device_array<float>(p.out_channels);
+                            FFTCONV_CUDA_TRY(cudaMemcpyAsync(bias_widened.data(), bias,
+                                                             sizeof(float) * std::size_t(p.out_channels),
+                                                             cudaMemcpyDeviceToDevice, stream));
+                            bias_half = bench::make_activations(element, p.out_channels);
+                            bench::round_in_place(element, bias_widened.data(), bias_half.data(), p.out_channels,
+                                                  stream);
+                        }
+                        std::vector<double> cudnn_exact;
+                        {
+                            auto exact_device = reference::make_device_array<double>(p.output_elements());
+                            reference::direct_conv_gpu(p, x.data(), w_widened.data(), exact_device.data(), stream,
+                                                       bias != nullptr ? bias_widened.data() : nullptr);
+                            FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
+                            cudnn_exact = reference::to_host(exact_device.data(), exact_device.size);
+                        }
+                        for (auto& r : bench::run_cudnn_peers(p, element, io.x, w_half.data(),
+                                                              bias != nullptr ? bias_half.data() : nullptr, io.y,
+                                                              cudnn_exact, o.repetitions, flush, stream))
                             sr.algorithms.push_back(std::move(r));
                     } else {
                         bench::algorithm_result none;
@@ -304,12 +462,14 @@ int main(int argc, char** argv) {
                                            : "  fftconv, tile extent " + std::to_string(t));
                     const std::string name = t == 0 ? std::string("fftconv") : "fftconv_T" + std::to_string(t);
                     auto r = attempt(name, [&] {
-                        return run_fftconv(p, t, x.data(), w.data(), bias, y.data(), exact, o, flush, stream);
+                        return run_fftconv(p, t, io, w.data(), bias, exact, o, flush, stream);
                     });
                     r.name = name;
                     sr.algorithms.push_back(std::move(r));
                 }
             }
+            for (auto& a : sr.algorithms)  // a row that did not run would have had the run's element
+                if (!a.ran) a.element = element;
             for (const auto& a : sr.algorithms)  // an fftconv row fails by missing the bar or by not running
                 if (a.name.rfind("fftconv", 0) == 0 && !(a.ran && bench::passes(sr, a))) all_pass = false;
             results.push_back(std::move(sr));

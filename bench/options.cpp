@@ -22,6 +22,8 @@ namespace {
     std::exit(usage_error);
 }
 
+const std::vector<std::string> element_names{"float32", "bfloat16", "float16"};
+
 // The --shape syntax, for --help and error messages.
 constexpr const char* shape_syntax = "B,Cin,Cout,H,W,K[,pad=P][,groups=G][,bias]";
 
@@ -169,6 +171,18 @@ options parse_options(int argc, char** argv) {
         ->delimiter(',')
         ->check(CLI::Range(0, 1 << 16))
         ->type_name("T1,T2,...");
+    std::string element = to_string(element_type::float32);
+    app.add_option("--element", element,
+                   "The activations' type: float32, bfloat16 or float16 (x and y; dy and dx of the data "
+                   "gradient; filters, biases and the filter gradient stay float32). With a half type fftconv "
+                   "reads and writes it directly (computing in FP32), is checked against the float64 oracle on "
+                   "the widened inputs at the bar of one rounding (relative L2 <= 2^-8 bfloat16, 2^-10 float16), "
+                   "and is also timed with casts around a float call (row 'fftconv (cast passes)'); cuDNN's "
+                   "forward peers take tensors of that type (w and bias rounded too) with FP32 compute, its "
+                   "gradient peers stay float32")
+        ->check(CLI::IsMember(element_names))
+        ->type_name("TYPE")
+        ->capture_default_str();
     app.add_option("--out", o.out_prefix, "Output prefix: writes PREFIX.json, PREFIX.md, PREFIX.svg")
         ->type_name("PREFIX")
         ->capture_default_str();
@@ -183,6 +197,8 @@ options parse_options(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         fail(e.what());
     }
+    for (const element_type e : {element_type::float32, element_type::bfloat16, element_type::float16})
+        if (element == to_string(e)) o.element = e;
     o.flush = !no_flush;
     o.cudnn = !no_cudnn;
     o.compare_generic = !no_generic;

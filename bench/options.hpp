@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "fftconv/element_type.hpp"
 #include "fftconv/problem.hpp"
 #include "suites.hpp"
 
@@ -30,6 +31,10 @@ struct options {
     // forced to the same tile extent (row "fftconv-generic"): what the
     // compile-time specialisation gains. Off with --no-generic.
     bool compare_generic = true;
+    // --element: the activations' type (x and y; dy and dx of the data
+    // gradient). A half type adds the row "fftconv (cast passes)": the float
+    // call between casts of x and y, what a caller without half I/O runs.
+    element_type element = element_type::float32;
     std::string out_prefix = "fftconv-bench";
     std::string commit;  // parse_options: --commit, else the build's (version.hpp, 'unknown' outside git)
 };

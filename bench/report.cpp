@@ -22,9 +22,45 @@ const char* to_string(pass g) noexcept {
     return "unknown";
 }
 
+double unit_roundoff(element_type e) {
+    switch (e) {
+        case element_type::bfloat16: return 1.0 / 256;   // 2^-8: 8 significant bits
+        case element_type::float16: return 1.0 / 2048;   // 2^-11: 11
+        case element_type::float32: break;
+    }
+    return 0;
+}
+
+double relative_l2_bar(pass g, element_type e) {
+    switch (e) {
+        case element_type::bfloat16: return 1.0 / 256;
+        case element_type::float16: return 1.0 / 1024;
+        case element_type::float32: break;
+    }
+    return g == pass::filter_gradient ? reference::max_filter_gradient_l2 : reference::max_relative_l2;
+}
+
 bool passes(const shape_result& s, const algorithm_result& a) {
-    return a.accuracy.passes(s.pass == pass::filter_gradient ? reference::max_filter_gradient_l2
-                                                               : reference::max_relative_l2);
+    return a.accuracy.passes(relative_l2_bar(s.pass, a.element));
+}
+
+reference::accuracy compare_output(const std::vector<float>& y, const std::vector<double>& exact, element_type e) {
+    reference::accuracy a = reference::compare(y, exact);
+    if (e == element_type::float32 || y.size() != exact.size()) return a;
+    const double u = unit_roundoff(e) * 1.01;
+    a.worst_fraction = 0;
+    a.worst_index = -1;
+    for (std::size_t k = 0; k < y.size(); ++k) {
+        if (!std::isfinite(y[k])) continue;
+        const double magnitude = std::abs(exact[k]);
+        const double fraction = std::abs(double(y[k]) - exact[k]) /
+                                (u * magnitude + reference::absolute_tolerance + reference::relative_tolerance * magnitude);
+        if (fraction > a.worst_fraction) {
+            a.worst_fraction = fraction;
+            a.worst_index = std::int64_t(k);
+        }
+    }
+    return a;
 }
 
 namespace {
@@ -177,22 +213,31 @@ void print_table(const run_info& info, const std::vector<shape_result>& shapes) 
     std::printf("\nfftconv-bench, suite %s, on %s (driver %s, CUDA runtime %s), fftconv %s, commit %s\n",
                 info.suite.c_str(), info.gpu.c_str(), info.driver.c_str(), info.cuda_runtime.c_str(),
                 fftconv::version_string(), info.commit.c_str());
-    std::printf("%d timed calls per algorithm and shape, %s, %s\n\n", info.repetitions,
+    std::printf("%d timed calls per algorithm and shape, %s, %s\n", info.repetitions,
                 info.l2_flush ? "L2 flushed before each" : "L2 NOT flushed",
                 info.reuse_filter ? "filter transformed once and reused" : "fresh filter FFT in every call");
+    if (info.element != element_type::float32)
+        std::printf("activations %s (fftconv reads and writes them, computes in FP32); their bar: rel L2 <= %.3g, "
+                    "every element within %.3g |exact| more than the float bar\n",
+                    to_string(info.element), relative_l2_bar(pass::forward, info.element),
+                    unit_roundoff(info.element) * 1.01);
+    std::printf("\n");
     const int lw = int(std::max<std::size_t>(24, label_width(shapes)));
-    std::printf("%-*s %-20s %-26s %9s %9s %9s %10s %8s %9s %8s\n", lw, "shape", "algorithm", "detail",
+    int nw = 20;  // the algorithm column: wider only for a longer name ("fftconv (cast passes)")
+    for (const auto& s : shapes)
+        for (const auto& a : s.algorithms) nw = std::max(nw, int(a.name.size()));
+    std::printf("%-*s %-*s %-26s %9s %9s %9s %10s %8s %9s %8s\n", lw, "shape", nw, "algorithm", "detail",
                 "mean ms", "median", "min", "rel L2", "worst", "peak MiB", "speedup");
     for (const auto& s : shapes) {
         const algorithm_result* ours = find(s, "fftconv");
         for (const auto& a : s.algorithms) {
             if (!a.ran) {
-                std::printf("%-*s %-20s %s\n", lw, shape_label(s).c_str(), a.name.c_str(), a.detail.c_str());
+                std::printf("%-*s %-*s %s\n", lw, shape_label(s).c_str(), nw, a.name.c_str(), a.detail.c_str());
                 continue;
             }
             const double speedup = ours ? a.time.mean_ms / ours->time.mean_ms : 0;
-            std::printf("%-*s %-20s %-26s %9.4f %9.4f %9.4f %10.3g %8.3f %9.1f %7.2fx%s\n", lw,
-                        shape_label(s).c_str(), a.name.c_str(), a.detail.c_str(), a.time.mean_ms,
+            std::printf("%-*s %-*s %-26s %9.4f %9.4f %9.4f %10.3g %8.3f %9.1f %7.2fx%s\n", lw,
+                        shape_label(s).c_str(), nw, a.name.c_str(), a.detail.c_str(), a.time.mean_ms,
                         a.time.median_ms, a.time.min_ms, a.accuracy.relative_l2,
                         a.accuracy.worst_fraction, double(a.peak_bytes) / (1 << 20), speedup,
                         passes(s, a) ? "" : "   <-- FAILS the accuracy bar");
@@ -224,11 +269,21 @@ void write_json(const std::string& path, const run_info& info, const std::vector
         {"l2_flush", info.l2_flush},
         {"l2_flush_bytes", info.l2_flush_bytes},
         {"reuse_filter", info.reuse_filter},
-        {"accuracy_bar", {{"max_relative_l2", reference::max_relative_l2},
-                          {"max_relative_l2_filter_gradient", reference::max_filter_gradient_l2},
-                          {"elementwise", "|y - exact| <= " + number(reference::absolute_tolerance) + " + " +
-                                              number(reference::relative_tolerance) + " |exact|"}}},
     };
+    const bool half = info.element != element_type::float32;
+    if (half) out["element"] = to_string(info.element);  // absent: float32 (the float32 output is unchanged)
+    json bar = {{"max_relative_l2", reference::max_relative_l2},
+                {"max_relative_l2_filter_gradient", reference::max_filter_gradient_l2},
+                {"elementwise", "|y - exact| <= " + number(reference::absolute_tolerance) + " + " +
+                                    number(reference::relative_tolerance) + " |exact|"}};
+    if (half) {
+        const std::string name = to_string(info.element);
+        bar["max_relative_l2_" + name] = relative_l2_bar(pass::forward, info.element);
+        bar["elementwise_" + name] = "|y - exact| <= " + number(unit_roundoff(info.element)) + " * 1.01 |exact| + " +
+                                     number(reference::absolute_tolerance) + " + " +
+                                     number(reference::relative_tolerance) + " |exact|";
+    }
+    out["accuracy_bar"] = bar;
     // Non-finite figures (a failed run) are written as null.
     auto number = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
     json shape_list = json::array();
@@ -237,6 +292,7 @@ void write_json(const std::string& path, const run_info& info, const std::vector
         json algorithms = json::array();
         for (const auto& a : s.algorithms) {
             json entry = {{"name", a.name}, {"detail", a.detail}, {"ran", a.ran}};
+            if (half) entry["element"] = to_string(a.element);
             if (a.ran) {
                 json samples = json::array();
                 for (float sample : a.time.samples_ms) samples.push_back(number(sample));
@@ -288,7 +344,19 @@ void write_markdown(const std::string& path, const run_info& info, const std::ve
       << " for a filter gradient), and the worst element as a fraction of " << number(reference::absolute_tolerance) << " + "
       << number(reference::relative_tolerance) << "·|exact| (≤ 1 passes). Every algorithm computes the "
       << "whole operator: padding, groups and bias where the shape has them (dw: groups = C; pad: zeros "
-      << "on each side; +bias: a bias added).\n\n";
+      << "on each side; +bias: a bias added).";
+    if (info.element != element_type::float32) {
+        const std::string name = to_string(info.element);
+        f << " Activations (x and y; dy and dx) are " << name << ": fftconv reads and writes them and computes "
+          << "in FP32, so its output is held to the bar of one rounding, relative L2 ≤ "
+          << number(relative_l2_bar(pass::forward, info.element)) << " and every element within "
+          << number(unit_roundoff(info.element)) << "·1.01·|exact| more than the float bar, against the oracle "
+          << "on the widened inputs. fftconv (cast passes): the float call between a cast of x to float and a "
+          << "cast of y back, each one elementwise kernel, timed with the call. cuDNN peers with " << name
+          << " in the detail take " << name << " tensors (w and bias rounded too; FP32 compute) and are "
+          << "checked against the oracle on their own rounded operands.";
+    }
+    f << "\n\n";
     f << "| shape (H×W K C B, groups, padding, bias) | algorithm | detail | mean ms | median ms | min ms | rel L2 | worst | peak MiB | fftconv speedup |\n";
     f << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
     char buf[1024];
@@ -347,7 +415,11 @@ void write_svg(const std::string& path, const run_info& info, const std::vector<
     f << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + width + 40 << "\" height=\""
       << height << "\" font-family=\"sans-serif\" font-size=\"12\">\n";
     f << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-    f << "<text x=\"10\" y=\"20\" font-size=\"15\">fftconv vs cuDNN (strict FP32): mean time per call, ms, log scale</text>\n";
+    const std::string compared = info.element == element_type::float32
+                                     ? std::string("strict FP32")
+                                     : std::string(to_string(info.element)) + " activations, FP32 compute";
+    f << "<text x=\"10\" y=\"20\" font-size=\"15\">fftconv vs cuDNN (" << compared
+      << "): mean time per call, ms, log scale</text>\n";
     f << "<text x=\"10\" y=\"38\" fill=\"#555\">suite " << xml_text(info.suite) << ", " << xml_text(info.gpu) << ", commit " << xml_text(info.commit) << ", "
       << info.repetitions << " calls, " << (info.l2_flush ? "L2 flushed" : "no flush") << "</text>\n";
     for (double e = log_lo; e <= log_hi; e += 1) {

@@ -11,11 +11,18 @@
 // in version 3), seed, algorithms; and kernel_extent (version 1's key) for
 // square kernels only: a reader that needs it fails loudly on a rectangular
 // kernel instead of reading half of it.
+//
+// A run with --element bfloat16 or float16 adds (a float32 run writes
+// exactly the keys above, so an absent "element" means float32): top-level
+// "element", accuracy_bar's "max_relative_l2_<element>" and
+// "elementwise_<element>", and an "element" in every algorithm (its output's
+// type: a cuDNN peer's may be float32).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "fftconv/element_type.hpp"
 #include "fftconv/problem.hpp"
 #include "peer.hpp"
 
@@ -36,8 +43,21 @@ struct shape_result {
 };
 
 // Whether a result meets the accuracy bar of its shape's pass (the filter
-// gradient's relative L2 bar is reference::max_filter_gradient_l2).
+// gradient's relative L2 bar is reference::max_filter_gradient_l2) and of its
+// output's element type (relative_l2_bar).
 bool passes(const shape_result& s, const algorithm_result& a);
+
+// The bars of an output of element type `e`. float32: the project's
+// (reference.hpp). A half type's output is the FP32 result rounded once, so
+// its bar is that rounding's: relative L2 <= 2^-8 (bfloat16) or 2^-10
+// (float16), and every element within unit_roundoff(e) * 1.01 * |exact| more
+// than the float bar (1e-3 + 1e-3 |exact|), with unit_roundoff 2^-8
+// (bfloat16) or 2^-11 (float16): half an ulp, relative.
+double relative_l2_bar(pass g, element_type e);
+double unit_roundoff(element_type e);  // 0 for float32
+
+// reference::compare with the elementwise bound of `e` (float32: exactly reference::compare).
+reference::accuracy compare_output(const std::vector<float>& y, const std::vector<double>& exact, element_type e);
 
 struct run_info {
     std::string suite;  // "leaderboard", "depthwise" (--suite) or "custom" (--shape)
@@ -46,6 +66,7 @@ struct run_info {
     bool l2_flush = true;
     bool reuse_filter = false;
     std::size_t l2_flush_bytes = 0;
+    element_type element = element_type::float32;  // --element: the activations' type
 };
 
 // Totals over the shapes whose role is "benchmark" (all shapes if none is).

@@ -2,6 +2,8 @@
 // made-up results whose texts carry quotes, markup, a pipe and control
 // characters (as a --commit value may), for check_report.py to parse: a
 // dense square shape and a depthwise one (rectangular kernel, padding, bias).
+// Then the same as a run with --element bfloat16 (PREFIX-bfloat16.*): an
+// "fftconv (cast passes)" row, a float32 cuDNN row beside bfloat16 ones.
 // Needs no GPU. Usage: test_report PREFIX
 #include <cstdio>
 
@@ -51,5 +53,28 @@ int main(int argc, char** argv) {
     write_json(prefix + ".json", info, shapes);
     write_markdown(prefix + ".md", info, shapes);
     write_svg(prefix + ".svg", info, shapes);
+
+    // A bfloat16 run: every fftconv row's output bfloat16, one cuDNN row's float32.
+    run_info half_info = info;
+    half_info.element = fftconv::element_type::bfloat16;
+    std::vector<shape_result> half_shapes = shapes;
+    for (auto& s : half_shapes)
+        for (auto& a : s.algorithms) a.element = fftconv::element_type::bfloat16;
+    algorithm_result casts = fftconv_result;
+    casts.name = "fftconv (cast passes)";
+    casts.detail = "compiled T=32 + 2 casts";
+    casts.element = fftconv::element_type::bfloat16;
+    casts.accuracy.relative_l2 = 1e-3;  // fails float32's bar, passes bfloat16's (2^-8)
+    algorithm_result float_peer = fftconv_result;
+    float_peer.name = "cudnn_fastest";
+    float_peer.detail = "FFT";
+    float_peer.element = fftconv::element_type::float32;
+    float_peer.accuracy.relative_l2 = 1e-3;  // fails float32's bar
+    half_shapes[0].algorithms.insert(half_shapes[0].algorithms.begin() + 1, casts);
+    half_shapes[0].algorithms.push_back(float_peer);
+    write_json(prefix + "-bfloat16.json", half_info, half_shapes);
+    write_markdown(prefix + "-bfloat16.md", half_info, half_shapes);
+    write_svg(prefix + "-bfloat16.svg", half_info, half_shapes);
+    print_table(half_info, half_shapes);
     return 0;
 }

@@ -3,7 +3,7 @@
 Layers, top to bottom: api, dispatch, backward, direct, pipeline, kernels,
 tiling, runtime (docs/architecture.md). A file in one may include files of
 its own layer and of the layers below it, and the public vocabulary headers
-(fftconv/config.hpp, problem.hpp, status.hpp, version.hpp,
+(fftconv/config.hpp, element_type.hpp, problem.hpp, status.hpp, version.hpp,
 workspace_allocator.hpp). The public dispatch headers (dispatch.hpp,
 compiled_configs.hpp, specialize.cuh) belong to dispatch, the rest of the
 public API to api.
@@ -15,7 +15,7 @@ import sys
 
 LAYERS = ["api", "dispatch", "backward", "direct", "pipeline", "kernels", "tiling", "runtime"]
 DISPATCH_API = {"dispatch.hpp", "compiled_configs.hpp", "specialize.cuh"}
-VOCABULARY = {"config.hpp", "problem.hpp", "status.hpp", "version.hpp", "version.h", "workspace_allocator.hpp"}
+VOCABULARY = {"config.hpp", "element_type.hpp", "problem.hpp", "status.hpp", "version.hpp", "version.h", "workspace_allocator.hpp"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
