@@ -339,7 +339,7 @@ struct window_cursor {
     __device__ window_cursor(const E* data, const tile_window& w, int column)
         : at(reinterpret_cast<std::uintptr_t>(data) + sizeof(E) * std::uintptr_t(w.offset + column)),
           row_step(sizeof(E) * std::uintptr_t(w.row_stride)) {}
-    __device__ float load() const { return load_cached(reinterpret_cast<const E*>(at)); }
+    __device__ stored<E> load() const { return load_cached(reinterpret_cast<const E*>(at)); }
     __device__ void store(float value) const { store_write_back(reinterpret_cast<E*>(at), value); }
     __device__ void next_row() { at += row_step; }
     __device__ void skip_rows(int rows) { at += std::uintptr_t(rows) * row_step; }
@@ -377,20 +377,22 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const A* data_a, 
     at_b.skip_rows(first);
 #pragma unroll 1
     for (int base = first; base < first + Rows; base += chunk) {
-        float va[chunk], vb[chunk];
+        stored<A> sa[chunk];
+        stored<B> sb[chunk];
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
             const int r = base + u;
-            va[u] = column_a && r >= wa.row_begin && r < wa.rows ? at_a.load() : 0.0f;
-            vb[u] = column_b && r >= wb.row_begin && r < wb.rows ? at_b.load() : 0.0f;
+            sa[u] = column_a && r >= wa.row_begin && r < wa.rows ? at_a.load() : stored<A>{0};  // 0 bits: +0
+            sb[u] = column_b && r >= wb.row_begin && r < wb.rows ? at_b.load() : stored<B>{0};
             at_a.next_row();
             at_b.next_row();
         }
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
-            largest.x = max_magnitude(largest.x, va[u]);
-            largest.y = max_magnitude(largest.y, vb[u]);
-            z[(base + u) * pitch + lane] = float2{scale * va[u], scale * vb[u]};
+            const float va = widen<A>(sa[u]), vb = widen<B>(sb[u]);
+            largest.x = max_magnitude(largest.x, va);
+            largest.y = max_magnitude(largest.y, vb);
+            z[(base + u) * pitch + lane] = float2{scale * va, scale * vb};
         }
     }
     return largest.x <= FLT_MAX && largest.y <= FLT_MAX;  // false for Inf and NaN
