@@ -367,12 +367,16 @@ def _autocast_enabled():
         return torch.is_autocast_enabled()
 
 
+def _autocast_cast(t, dtype):
+    eligible = t is not None and t.is_floating_point() and t.is_cuda and t.dtype != torch.float64
+    return t.to(dtype) if eligible else t
+
+
 def _autocast_conv2d(keyset, x, weight, bias, padding, groups):
     dtype = _autocast_dtype()
 
     def cast(t):
-        eligible = t is not None and t.is_floating_point() and t.is_cuda and t.dtype != torch.float64
-        return t.to(dtype) if eligible else t
+        return _autocast_cast(t, dtype)
 
     with torch._C._ExcludeDispatchKeyGuard(_AUTOCAST_KEYS):
         return torch.ops.fftconv.conv2d.default(cast(x), cast(weight), cast(bias), padding, groups)
@@ -480,6 +484,13 @@ def _check_same_dtype(input, weight, bias):
 
 
 def _fftconv_forward(input, weight, bias, padding, groups, padding_mode="zeros"):
+    if input.is_cuda and _autocast_enabled():
+        # The casts of the operator's autocast kernel, made here where
+        # torch.compile sees them: that kernel runs while AOTAutograd traces,
+        # and a graph traced under one autocast dtype was reused under the
+        # other (a bfloat16 graph ran under float16 autocast).
+        dtype = _autocast_dtype()
+        input, weight, bias = (_autocast_cast(t, dtype) for t in (input, weight, bias))
     _check_same_dtype(input, weight, bias)
     batched = input if input.dim() == 4 else input.unsqueeze(0)
     fftconv_padding, explicit = _fftconv_padding(tuple(weight.shape[2:]), padding, padding_mode)
