@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "fftconv/detail/kernels/element_access.cuh"
 #include "fftconv/detail/runtime/check.hpp"
 
 namespace fftconv::bench {
@@ -18,21 +19,16 @@ unsigned blocks_for(std::int64_t work) {
     return unsigned(std::clamp<std::int64_t>((work + threads - 1) / threads, 1, 65536));
 }
 
-__device__ float widen_one(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ float widen_one(__half v) { return __half2float(v); }
-template <class E>
-__device__ E narrow_one(float v) {
-    if constexpr (std::is_same_v<E, __nv_bfloat16>) return __float2bfloat16_rn(v);
-    else return __float2half_rn(v);
-}
+using detail::from_float;
+using detail::to_float;
 
 template <class E>
 __global__ void round_in_place_kernel(float* x, E* rounded, std::int64_t n) {
     for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
          i += std::int64_t{gridDim.x} * blockDim.x) {
-        const E r = narrow_one<E>(x[i]);
+        const E r = from_float<E>(x[i]);
         rounded[i] = r;
-        x[i] = widen_one(r);
+        x[i] = to_float(r);
     }
 }
 
@@ -47,11 +43,11 @@ __global__ void widen_kernel(const E* __restrict__ in, float* __restrict__ out, 
         const uint4 packed = reinterpret_cast<const uint4*>(in)[i];
         E v[8];
         std::memcpy(v, &packed, sizeof packed);
-        reinterpret_cast<float4*>(out)[2 * i] = make_float4(widen_one(v[0]), widen_one(v[1]), widen_one(v[2]), widen_one(v[3]));
+        reinterpret_cast<float4*>(out)[2 * i] = make_float4(to_float(v[0]), to_float(v[1]), to_float(v[2]), to_float(v[3]));
         reinterpret_cast<float4*>(out)[2 * i + 1] =
-            make_float4(widen_one(v[4]), widen_one(v[5]), widen_one(v[6]), widen_one(v[7]));
+            make_float4(to_float(v[4]), to_float(v[5]), to_float(v[6]), to_float(v[7]));
     }
-    for (std::int64_t i = 8 * octets + first; i < n; i += stride) out[i] = widen_one(in[i]);
+    for (std::int64_t i = 8 * octets + first; i < n; i += stride) out[i] = to_float(in[i]);
 }
 
 template <class E>
@@ -62,13 +58,13 @@ __global__ void narrow_kernel(const float* __restrict__ in, E* __restrict__ out,
     for (std::int64_t i = first; i < octets; i += stride) {
         const float4 a = reinterpret_cast<const float4*>(in)[2 * i];
         const float4 b = reinterpret_cast<const float4*>(in)[2 * i + 1];
-        const E v[8] = {narrow_one<E>(a.x), narrow_one<E>(a.y), narrow_one<E>(a.z), narrow_one<E>(a.w),
-                        narrow_one<E>(b.x), narrow_one<E>(b.y), narrow_one<E>(b.z), narrow_one<E>(b.w)};
+        const E v[8] = {from_float<E>(a.x), from_float<E>(a.y), from_float<E>(a.z), from_float<E>(a.w),
+                        from_float<E>(b.x), from_float<E>(b.y), from_float<E>(b.z), from_float<E>(b.w)};
         uint4 packed;
         std::memcpy(&packed, v, sizeof packed);
         reinterpret_cast<uint4*>(out)[i] = packed;
     }
-    for (std::int64_t i = 8 * octets + first; i < n; i += stride) out[i] = narrow_one<E>(in[i]);
+    for (std::int64_t i = 8 * octets + first; i < n; i += stride) out[i] = from_float<E>(in[i]);
 }
 
 // f(tag) with the C++ type of a half `type`.
@@ -93,30 +89,31 @@ void round_in_place(element_type type, float* x, void* rounded, std::int64_t n, 
     FFTCONV_CHECK_LAUNCH();
 }
 
-void widen(element_type type, const void* in, float* out, std::int64_t n, cudaStream_t stream) {
+// in -> out, n elements: a copy where both are float, else launch(tag) with
+// the C++ type of the half `type`.
+template <class Launch>
+void convert(element_type type, const void* in, void* out, std::int64_t n, cudaStream_t stream, Launch&& launch) {
     if (n == 0) return;
     if (type == element_type::float32) {
         FFTCONV_CUDA_TRY(cudaMemcpyAsync(out, in, sizeof(float) * std::size_t(n), cudaMemcpyDeviceToDevice, stream));
         return;
     }
-    with_half(type, [&](auto tag) {
-        using E = decltype(tag);
-        widen_kernel<E><<<blocks_for(n / 8 + 1), threads, 0, stream>>>(static_cast<const E*>(in), out, n);
-    });
+    with_half(type, launch);
     FFTCONV_CHECK_LAUNCH();
 }
 
+void widen(element_type type, const void* in, float* out, std::int64_t n, cudaStream_t stream) {
+    convert(type, in, out, n, stream, [&](auto tag) {
+        using E = decltype(tag);
+        widen_kernel<E><<<blocks_for(n / 8 + 1), threads, 0, stream>>>(static_cast<const E*>(in), out, n);
+    });
+}
+
 void narrow(element_type type, const float* in, void* out, std::int64_t n, cudaStream_t stream) {
-    if (n == 0) return;
-    if (type == element_type::float32) {
-        FFTCONV_CUDA_TRY(cudaMemcpyAsync(out, in, sizeof(float) * std::size_t(n), cudaMemcpyDeviceToDevice, stream));
-        return;
-    }
-    with_half(type, [&](auto tag) {
+    convert(type, in, out, n, stream, [&](auto tag) {
         using E = decltype(tag);
         narrow_kernel<E><<<blocks_for(n / 8 + 1), threads, 0, stream>>>(in, static_cast<E*>(out), n);
     });
-    FFTCONV_CHECK_LAUNCH();
 }
 
 void poison(element_type type, void* device, std::int64_t n, cudaStream_t stream) {

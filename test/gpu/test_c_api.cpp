@@ -141,18 +141,31 @@ TEST_CASE("fftconv_conv2d_ex: the whole operator, and a size-tagged description"
     CHECK(fftconv_destroy(ctx) == FFTCONV_SUCCESS);
 }
 
+namespace {
+
+// Depthwise 9 x 9 'same' on B2 C8 21 x 18: its C description and its problem.
+struct depthwise_same {
+    fftconv_conv2d_desc desc = FFTCONV_CONV2D_DESC_INIT;
+    fftconv::problem problem{.batch = 2, .in_channels = 8, .out_channels = 8, .height = 21, .width = 18,
+                             .kernel = 9, .padding = 4, .groups = 8};
+    depthwise_same() {
+        desc.batch = 2;
+        desc.in_channels = desc.out_channels = desc.groups = 8;
+        desc.height = 21;
+        desc.width = 18;
+        desc.kernel_height = desc.kernel_width = 9;
+        desc.pad_height = desc.pad_width = 4;
+    }
+};
+
+}  // namespace
+
 TEST_CASE("the gradients through the C ABI") {
     fftconv_context ctx = nullptr;
     REQUIRE(fftconv_create(&ctx, nullptr) == FFTCONV_SUCCESS);
-    fftconv_conv2d_desc d = FFTCONV_CONV2D_DESC_INIT;
-    d.batch = 2;
-    d.in_channels = d.out_channels = d.groups = 8;  // depthwise 9 x 9, 'same'
-    d.height = 21;
-    d.width = 18;
-    d.kernel_height = d.kernel_width = 9;
-    d.pad_height = d.pad_width = 4;
-    const fftconv::problem cxx{.batch = 2, .in_channels = 8, .out_channels = 8, .height = 21, .width = 18,
-                               .kernel = 9, .padding = 4, .groups = 8};
+    const depthwise_same shape;
+    const fftconv_conv2d_desc d = shape.desc;
+    const fftconv::problem& cxx = shape.problem;
     using namespace fftconv::reference;
     auto x = make_device_array<float>(cxx.input_elements());
     auto w = make_device_array<float>(cxx.filter_elements());
@@ -228,15 +241,9 @@ template <class Half>
 void check_typed_c_calls(fftconv_element_type type) {
     fftconv_context ctx = nullptr;
     REQUIRE(fftconv_create(&ctx, nullptr) == FFTCONV_SUCCESS);
-    fftconv_conv2d_desc d = FFTCONV_CONV2D_DESC_INIT;
-    d.batch = 2;
-    d.in_channels = d.out_channels = d.groups = 8;  // depthwise 9 x 9, 'same', with bias
-    d.height = 21;
-    d.width = 18;
-    d.kernel_height = d.kernel_width = 9;
-    d.pad_height = d.pad_width = 4;
-    const fftconv::problem cxx{.batch = 2, .in_channels = 8, .out_channels = 8, .height = 21, .width = 18,
-                               .kernel = 9, .padding = 4, .groups = 8};
+    const depthwise_same shape;  // with a bias
+    const fftconv_conv2d_desc d = shape.desc;
+    const fftconv::problem& cxx = shape.problem;
     using namespace fftconv::reference;
     auto source = make_device_array<float>(cxx.input_elements());
     auto w = make_device_array<float>(cxx.filter_elements());

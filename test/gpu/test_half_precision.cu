@@ -32,6 +32,7 @@
 #include "backward/gradient_operands.hpp"
 #include "conv_check.hpp"
 #include "direct/direct_depthwise.hpp"
+#include "fftconv/detail/kernels/element_access.cuh"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/dispatch.hpp"
 #include "fftconv/element_type.hpp"
@@ -73,13 +74,8 @@ constexpr double largest_channel_factor = 2.0;
 
 constexpr unsigned blocks = 1024, threads = 256;
 
-__device__ float widen(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ float widen(__half v) { return __half2float(v); }
-template <class E>
-__device__ E round_to(float v) {
-    if constexpr (std::is_same_v<E, __nv_bfloat16>) return __float2bfloat16_rn(v);
-    else return __float2half_rn(v);
-}
+using detail::from_float;
+using detail::to_float;
 
 // x[b][c][rest] scaled by its sample's and channel's factors and rounded to E:
 // `rounded` gets the E values, x their widened (exact) float values.
@@ -88,9 +84,9 @@ __global__ void scale_and_round(float* x, E* rounded, std::int64_t n, std::int64
     for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
          i += std::int64_t{gridDim.x} * blockDim.x) {
         const std::int64_t c = i / plane % channels, b = i / plane / channels;
-        const E r = round_to<E>(x[i] * sample_factor(b) * channel_factor(c));
+        const E r = from_float<E>(x[i] * sample_factor(b) * channel_factor(c));
         rounded[i] = r;
-        x[i] = widen(r);
+        x[i] = to_float(r);
     }
 }
 
@@ -98,14 +94,14 @@ template <class E>
 __global__ void round_all(const float* in, E* out, std::int64_t n) {
     for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
          i += std::int64_t{gridDim.x} * blockDim.x)
-        out[i] = round_to<E>(in[i]);
+        out[i] = from_float<E>(in[i]);
 }
 
 template <class E>
 __global__ void widen_all(const E* in, float* out, std::int64_t n) {
     for (std::int64_t i = blockIdx.x * std::int64_t{blockDim.x} + threadIdx.x; i < n;
          i += std::int64_t{gridDim.x} * blockDim.x)
-        out[i] = widen(in[i]);
+        out[i] = to_float(in[i]);
 }
 
 template <class E>
