@@ -485,10 +485,10 @@ def _check_same_dtype(input, weight, bias):
 
 def _fftconv_forward(input, weight, bias, padding, groups, padding_mode="zeros"):
     if input.is_cuda and _autocast_enabled():
-        # The casts of the operator's autocast kernel, made here where
-        # torch.compile sees them: that kernel runs while AOTAutograd traces,
-        # and a graph traced under one autocast dtype was reused under the
-        # other (a bfloat16 graph ran under float16 autocast).
+        # The casts of the operator's autocast kernel, made here so that
+        # torch.compile traces them: that kernel runs inside AOTAutograd's
+        # tracing, where the autocast dtype is in no graph or guard Dynamo
+        # keeps, and a compiled graph could run under another dtype.
         dtype = _autocast_dtype()
         input, weight, bias = (_autocast_cast(t, dtype) for t in (input, weight, bias))
     _check_same_dtype(input, weight, bias)

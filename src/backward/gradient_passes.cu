@@ -56,9 +56,9 @@ void launch_gather_rows(const E* in, E* out, const block_gather& map, std::int64
 // dbias[o] = sum over b, i, j of dy[b][o][i][j], one block per channel, in
 // double; the plane read as Vec units (float4 where its planes allow, else
 // float). A thread takes units k, k + blockDim.x, ... of each plane, and
-// `samples` samples at a time, so that that many independent loads are in
-// flight: with one (each add waiting for its load before the next load
-// issued) a block ran at a tenth of the bandwidth.
+// `sum_samples` samples at a time: that many independent loads in flight
+// before its adds wait on them (one block a channel leaves few warps to hide
+// the memory latency with).
 constexpr int sum_threads_max = 1024, sum_samples = 4;
 
 __device__ __forceinline__ double widened_sum(float v) { return double(v); }

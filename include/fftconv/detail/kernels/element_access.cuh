@@ -26,9 +26,9 @@ __device__ __forceinline__ E from_float(float v) {
 // A load cached in L1 and L2 (__ldca), and a write-back store (__stwb): the
 // fused transforms' access pattern. A load returns the element's bits
 // (`stored`: float, or the 16 bits of a half) and widen() makes them a float
-// afterwards, so that a batch of loads is all in flight before the first is
-// converted: widened inside the load, each conversion waited for its load
-// before the next load issued (ncu: long-scoreboard stalls doubled).
+// afterwards: a caller loads a whole batch before it widens any, so that the
+// batch is in flight at once (a conversion next to its load would stall the
+// warp on that load before the next one issues).
 template <activation_element E>
 using stored = std::conditional_t<std::same_as<E, float>, float, unsigned short>;
 
