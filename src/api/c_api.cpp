@@ -91,14 +91,12 @@ fftconv::problem to_cxx(const fftconv_conv2d_desc* d) {
     return p;
 }
 
-// f(element_tag<E>{}) for the C++ type of a C element type; anything else
-// is refused by name.
-template <class F>
-void with_c_element(fftconv_element_type type, F&& f) {
+// The C++ element type of a C one; anything else is refused by name.
+fftconv::element_type to_cxx(fftconv_element_type type) {
     switch (type) {
-        case FFTCONV_FLOAT32: return f(fftconv::detail::element_tag<float>{});
-        case FFTCONV_BFLOAT16: return f(fftconv::detail::element_tag<__nv_bfloat16>{});
-        case FFTCONV_FLOAT16: return f(fftconv::detail::element_tag<__half>{});
+        case FFTCONV_FLOAT32: return fftconv::element_type::float32;
+        case FFTCONV_BFLOAT16: return fftconv::element_type::bfloat16;
+        case FFTCONV_FLOAT16: return fftconv::element_type::float16;
     }
     throw fftconv::error(fftconv::status::invalid_argument,
                          "fftconv: element_type = " + std::to_string(int(type)) +
@@ -210,7 +208,7 @@ fftconv_status fftconv_conv2d_typed(fftconv_context context, const fftconv_conv2
     return guarded([&] {
         require(context, "context");
         const fftconv::problem p = to_cxx(desc);
-        with_c_element(element_type, [&](auto tag) {
+        fftconv::detail::with_element(to_cxx(element_type), [&](auto tag) {
             using E = typename decltype(tag)::type;
             context->cxx.conv2d(p, static_cast<const E*>(x), w, bias, static_cast<E*>(y));
         });
@@ -223,7 +221,7 @@ fftconv_status fftconv_conv2d_backward_data_typed(fftconv_context context, const
     return guarded([&] {
         require(context, "context");
         const fftconv::problem p = to_cxx(desc);
-        with_c_element(element_type, [&](auto tag) {
+        fftconv::detail::with_element(to_cxx(element_type), [&](auto tag) {
             using E = typename decltype(tag)::type;
             context->cxx.conv2d_backward_data(p, static_cast<const E*>(dy), w, static_cast<E*>(dx));
         });
