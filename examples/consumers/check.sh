@@ -32,6 +32,8 @@
 # The programs run after linking; without a GPU they check what they can
 # and exit 0 (C++) or 77 (the C example), both accepted.
 set -euo pipefail
+# (No `producer | grep -q`: grep -q stops at its first match, the producer can
+# then die of SIGPIPE, and pipefail would fail the check that matched.)
 mode="$1"
 source_root=$(cd "$2" && pwd)
 build_root=$(cd "$3" && pwd)
@@ -83,7 +85,7 @@ run_without_staged_path() {
 # fftconv installed where the loader looks anyway (a system install): then a
 # binary without an rpath runs too, and the "cannot open" check says nothing.
 fftconv_in_loader_path() {
-    ldconfig -p 2>/dev/null | grep -q 'libfftconv\.so\.0 '
+    ldconfig -p 2>/dev/null | grep 'libfftconv\.so\.0 ' > /dev/null
 }
 
 # cmake_consumer PROJECT CMAKE [ARGS...]: configure and build a consumer
@@ -163,7 +165,7 @@ pkg-config-nvcc)
         if nm --defined-only "$work/$program" | grep -Eq ' [Tt] cudaMalloc$'; then
             fail "$program carries the static CUDA runtime"
         fi
-        ldd "$work/$program" | grep -q 'libcudart\.so' || fail "$program does not load libcudart.so"
+        ldd "$work/$program" | grep 'libcudart\.so' > /dev/null || fail "$program does not load libcudart.so"
     done
     ;;
 cmake)
@@ -188,7 +190,7 @@ cmake-cuda)
         cmake_consumer cmake-cuda "$cmake" -DCMAKE_CUDA_ARCHITECTURES=90
         # C++20 for the .cu from the imported target: nvcc's -std=c++20 (the
         # flag where this CMake does not know cuda_std_20 for nvcc).
-        grep -E "nvcc.*use_fftconv\.cu" "$cmake_out.build.log" | grep -q -- "-std=c++20" ||
+        grep -E "nvcc.*use_fftconv\.cu" "$cmake_out.build.log" | grep -- "-std=c++20" > /dev/null ||
             fail "$cmake: the .cu was not compiled with -std=c++20"
         run_without_staged_path "$cmake_out/use_fftconv_cuda"
     done
