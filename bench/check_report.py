@@ -52,7 +52,7 @@ if data.get("fftconv_version") != version:
     failures.append(f"json: fftconv_version {data.get('fftconv_version')!r}, expected {version!r}")
 if f"fftconv {version}," not in open(prefix + ".md", encoding="utf-8").read():
     failures.append(f"markdown: no 'fftconv {version},' in the header")
-if data.get("schema_version") != 3 or data.get("suite") != "custom":
+if data.get("schema_version") != 4 or data.get("suite") != "custom":
     failures.append(f"json: schema_version {data.get('schema_version')!r}, suite {data.get('suite')!r}")
 for key in ("tool", "driver", "cuda_runtime", "cufft", "cublas", "cudnn", "date", "repetitions", "l2_flush",
             "l2_flush_bytes", "reuse_filter", "accuracy_bar", "shapes", "summary"):

@@ -226,8 +226,8 @@ void print_table(const run_info& info, const std::vector<shape_result>& shapes) 
     int nw = 20;  // the algorithm column: wider only for a longer name ("fftconv (cast passes)")
     for (const auto& s : shapes)
         for (const auto& a : s.algorithms) nw = std::max(nw, int(a.name.size()));
-    std::printf("%-*s %-*s %-26s %9s %9s %9s %10s %8s %9s %8s\n", lw, "shape", nw, "algorithm", "detail",
-                "mean ms", "median", "min", "rel L2", "worst", "peak MiB", "speedup");
+    std::printf("%-*s %-*s %-26s %9s %9s %9s %10s %8s %9s %8s %8s\n", lw, "shape", nw, "algorithm", "detail",
+                "mean ms", "median", "min", "rel L2", "worst", "peak MiB", "speedup", "host us");
     for (const auto& s : shapes) {
         const algorithm_result* ours = find(s, "fftconv");
         for (const auto& a : s.algorithms) {
@@ -236,10 +236,10 @@ void print_table(const run_info& info, const std::vector<shape_result>& shapes) 
                 continue;
             }
             const double speedup = ours ? a.time.mean_ms / ours->time.mean_ms : 0;
-            std::printf("%-*s %-*s %-26s %9.4f %9.4f %9.4f %10.3g %8.3f %9.1f %7.2fx%s\n", lw,
+            std::printf("%-*s %-*s %-26s %9.4f %9.4f %9.4f %10.3g %8.3f %9.1f %7.2fx %8.1f%s\n", lw,
                         shape_label(s).c_str(), nw, a.name.c_str(), a.detail.c_str(), a.time.mean_ms,
                         a.time.median_ms, a.time.min_ms, a.accuracy.relative_l2,
-                        a.accuracy.worst_fraction, double(a.peak_bytes) / (1 << 20), speedup,
+                        a.accuracy.worst_fraction, double(a.peak_bytes) / (1 << 20), speedup, a.time.host_us,
                         passes(s, a) ? "" : "   <-- FAILS the accuracy bar");
         }
     }
@@ -254,7 +254,7 @@ void write_json(const std::string& path, const run_info& info, const std::vector
     using json = nlohmann::ordered_json;
     json out = {
         {"tool", "fftconv-bench"},
-        {"schema_version", 3},
+        {"schema_version", 4},
         {"fftconv_version", fftconv::version_string()},  // the library loaded (fftconv_version())
         {"suite", info.suite},
         {"gpu", info.gpu},
@@ -300,6 +300,7 @@ void write_json(const std::string& path, const run_info& info, const std::vector
                     {"mean_ms", number(a.time.mean_ms)},
                     {"median_ms", number(a.time.median_ms)},
                     {"min_ms", number(a.time.min_ms)},
+                    {"host_us_per_call", number(a.time.host_us)},
                     {"relative_l2", number(a.accuracy.relative_l2)},
                     {"worst_fraction_of_tolerance", number(a.accuracy.worst_fraction)},
                     {"non_finite", a.accuracy.non_finite},
@@ -357,23 +358,24 @@ void write_markdown(const std::string& path, const run_info& info, const std::ve
           << "checked against the oracle on their own rounded operands.";
     }
     f << "\n\n";
-    f << "| shape (H×W K C B, groups, padding, bias) | algorithm | detail | mean ms | median ms | min ms | rel L2 | worst | peak MiB | fftconv speedup |\n";
-    f << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|\n";
+    f << "| shape (H×W K C B, groups, padding, bias) | algorithm | detail | mean ms | median ms | min ms | rel L2 | worst | peak MiB | fftconv speedup | host µs/call |\n";
+    f << "|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n";
     char buf[1024];
     for (const auto& s : shapes) {
         const algorithm_result* ours = find(s, "fftconv");
         for (const auto& a : s.algorithms) {
             if (!a.ran) {  // no figures: why, in the detail cell
                 f << "| " << markdown_text(shape_label(s)) << " | " << markdown_text(a.name) << " | "
-                  << markdown_text(a.detail) << " | | | | | | | |\n";
+                  << markdown_text(a.detail) << " | | | | | | | | |\n";
                 continue;
             }
-            std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.4f | %.4f | %.4f | %.2g | %.3f%s | %.1f | %s |\n",
+            std::snprintf(buf, sizeof buf, "| %s | %s | %s | %.4f | %.4f | %.4f | %.2g | %.3f%s | %.1f | %s | %.1f |\n",
                           shape_label(s).c_str(), a.name.c_str(), markdown_text(a.detail).c_str(),
                           a.time.mean_ms, a.time.median_ms, a.time.min_ms, a.accuracy.relative_l2,
                           a.accuracy.worst_fraction, passes(s, a) ? "" : " **FAIL**",
                           double(a.peak_bytes) / (1 << 20),
-                          ours && &a != ours ? (std::to_string(a.time.mean_ms / ours->time.mean_ms).substr(0, 6) + "×").c_str() : "");
+                          ours && &a != ours ? (std::to_string(a.time.mean_ms / ours->time.mean_ms).substr(0, 6) + "×").c_str() : "",
+                          a.time.host_us);
             f << buf;
         }
     }

@@ -1,7 +1,7 @@
 // bench/report.hpp — the bench's results and the four ways it shows them:
 // a table on stdout, JSON (every figure), Markdown, and an SVG chart.
 //
-// JSON schema (schema_version 3; version 1 had no such key): top level
+// JSON schema (schema_version 4; version 1 had no such key): top level
 // tool, schema_version, fftconv_version (the loaded library's
 // fftconv_version_string(), meson.build's project version), suite, gpu,
 // driver, ..., shapes, summary. Each shape:
@@ -10,7 +10,9 @@
 // (true/false), pass ("forward", "data_gradient" or "filter_gradient"; new
 // in version 3), seed, algorithms; and kernel_extent (version 1's key) for
 // square kernels only: a reader that needs it fails loudly on a rectangular
-// kernel instead of reading half of it.
+// kernel instead of reading half of it. Each algorithm that ran:
+// mean_ms, median_ms, min_ms, host_us_per_call (new in version 4: the host
+// time of a back-to-back call, timing.hpp), accuracy, memory, samples_ms.
 //
 // A run with --element bfloat16 or float16 adds (a float32 run writes
 // exactly the keys above, so an absent "element" means float32): top-level

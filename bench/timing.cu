@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <numeric>
 
 #include "fftconv/detail/runtime/check.hpp"
@@ -67,6 +68,13 @@ timing time_calls(int repetitions, const l2_flusher* flusher, cudaStream_t strea
     const std::size_t n = sorted.size();
     t.median_ms = n % 2 ? sorted[n / 2] : 0.5 * (double(sorted[n / 2 - 1]) + sorted[n / 2]);
     t.mean_ms = std::accumulate(sorted.begin(), sorted.end(), 0.0) / double(n);
+
+    const int calls = std::clamp(repetitions, 1, host_calls);
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) call();
+    const auto end = std::chrono::steady_clock::now();
+    FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream));
+    t.host_us = std::chrono::duration<double, std::micro>(end - start).count() / calls;
     return t;
 }
 

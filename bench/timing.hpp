@@ -1,6 +1,7 @@
 // bench/timing.hpp — how every call in the bench is timed: an L2 flush
 // before each call (a write of twice the L2), CUDA events around the call
-// alone, many repetitions, then mean / median / min.
+// alone, many repetitions, then mean / median / min. Then the host's side:
+// back-to-back calls with no flush and no events, on the host clock.
 #pragma once
 
 #include <functional>
@@ -15,7 +16,16 @@ namespace fftconv::bench {
 struct timing {
     std::vector<float> samples_ms;
     double mean_ms = 0, median_ms = 0, min_ms = 0;
+    // What a call costs the calling thread in a steady state: host seconds
+    // from the first of host_calls back-to-back calls to the return of the
+    // last (not waiting for the device), per call, in microseconds.
+    double host_us = 0;
 };
+
+// Back-to-back calls the host time takes: few enough that the device's
+// launch queue never fills (a full queue would make the host wait out the
+// device's time instead of measuring its own).
+inline constexpr int host_calls = 50;
 
 class l2_flusher {
 public:
@@ -28,7 +38,8 @@ private:
 };
 
 // Runs `call` `repetitions` times on `stream`, each preceded by a flush when
-// `flusher` is non-null; one event pair around each call.
+// `flusher` is non-null; one event pair around each call. Then
+// min(repetitions, host_calls) calls back to back for timing::host_us.
 timing time_calls(int repetitions, const l2_flusher* flusher, cudaStream_t stream,
                   const std::function<void()>& call);
 

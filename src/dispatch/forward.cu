@@ -1,5 +1,6 @@
 // src/dispatch/forward.cu — runs a forward route (forward.hpp). The generic
 // pipeline (every extent a runtime value) is instantiated here.
+#include "direct/direct_dense.hpp"
 #include "direct/direct_depthwise.hpp"
 #include "dispatch/forward.hpp"
 #include "fftconv/detail/pipeline/pipeline.cuh"
@@ -11,7 +12,10 @@ void run_forward(engine& e, const route& r, const problem& p, const activations&
     if (r.decision.path == path_kind::direct && filter.w != nullptr) {
         with_element(io.type, [&](auto element) {
             using E = typename decltype(element)::type;
-            direct_depthwise(e, p, static_cast<const E*>(io.in), filter.w, bias, static_cast<E*>(io.out));
+            const auto* x = static_cast<const E*>(io.in);
+            auto* y = static_cast<E*>(io.out);
+            if (is_depthwise(p)) direct_depthwise(e, p, x, filter.w, bias, y);
+            else direct_dense(e, p, x, filter.w, bias, y);
         });
     } else if (r.entry != nullptr) {
         r.entry->run(e, p, io, filter, bias);

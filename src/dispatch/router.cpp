@@ -5,11 +5,13 @@
 #include "backward/depthwise_filter_gradient.hpp"
 #include "backward/filter_gradient_gemm.hpp"
 #include "backward/gradient_operands.hpp"
+#include "direct/direct_dense.hpp"
 #include "direct/direct_depthwise.hpp"
 #include "dispatch/compiled_table.hpp"
 #include "dispatch/cost_model.hpp"
 #include "dispatch/router.hpp"
 #include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/tiling/workspace_layout.hpp"
 
 namespace fftconv::detail {
 namespace {
@@ -17,6 +19,12 @@ namespace {
 dispatch_decision decision(path_kind path, const problem& p, int tile_extent) {
     return {path, tile_geometry<>(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels,
                                   tile_extent)};
+}
+
+// The direct path: the depthwise kernels or the dense one (each takes only its own kind of problem).
+bool fits_direct(const problem& p) { return fits_direct_depthwise(p) || fits_direct_dense(p); }
+double direct_seconds(const problem& p) {
+    return is_depthwise(p) ? direct_depthwise_seconds(p) : direct_dense_seconds(p);
 }
 
 }  // namespace
@@ -35,9 +43,22 @@ route find_route(std::span<const specialization> registered, const problem& p, i
     for (const specialization& s : compiled_specializations())
         if (matches(s.config, p)) return {&s, decision(path_kind::compiled, p, s.config.tile_extent)};
     const int tile_extent = choose_tile_extent(p);
-    if (fits_direct_depthwise(p) && direct_depthwise_seconds(p) < estimated_seconds(p, tile_extent))
+    if (fits_direct(p) && direct_seconds(p) < estimated_seconds(p, tile_extent))
         return {nullptr, decision(path_kind::direct, p, tile_extent)};
     return {nullptr, decision(path_kind::generic, p, tile_extent)};
+}
+
+route router::forward(const problem& p) const {
+    for (const remembered& r : recent_)
+        if (r.known && r.p == p) return r.r;
+    const route found = find_route(registered_, p, forced_tile_extent_);
+    recent_[next_recent_] = {true, p, found};
+    next_recent_ = (next_recent_ + 1) % int(recent_.size());
+    return found;
+}
+
+void router::forget() {
+    for (remembered& r : recent_) r.known = false;
 }
 
 route router::data_gradient(const problem& p) const { return forward(data_gradient_problem(p)); }
@@ -56,12 +77,14 @@ void router::force_tile_extent(int tile_extent) {
                       "): the tile extent must be 0 (automatic) or from 1 to " +
                       std::to_string(max_forced_tile_extent));
     forced_tile_extent_ = tile_extent;
+    forget();
 }
 
 void router::add(const specialization& s) {
     if (s.run == nullptr || s.transform_filter == nullptr || s.kernels == nullptr)
         throw_invalid("fftconv: add_specialization: make the specialization with fftconv::specialize<Cfg>()");
     registered_.push_back(s);
+    forget();  // the routes point into registered_, and the new entry may match them
 }
 
 }  // namespace fftconv::detail

@@ -4,6 +4,7 @@
 // added to it); context::plan() asks it, and so does every call.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -37,7 +38,9 @@ enum class filter_path { depthwise, gemm, general };
 
 class router {
 public:
-    route forward(const problem& p) const { return find_route(registered_, p, forced_tile_extent_); }
+    // find_route's answer, remembered for the last few problems: a steady
+    // state of repeated calls pays no search of the tables and cost models.
+    route forward(const problem& p) const;
     // The data gradient is a forward convolution (gradient_operands.hpp).
     route data_gradient(const problem& p) const;
     // `budget`: the bytes one of the fused paths' intermediates may take.
@@ -53,8 +56,17 @@ public:
     void add(const specialization& s);
 
 private:
+    void forget();  // what changes a route: the forced tile extent, an added specialization
+
     int forced_tile_extent_ = 0;
     std::vector<specialization> registered_;
+    struct remembered {
+        bool known = false;
+        problem p;
+        route r;
+    };
+    mutable std::array<remembered, 8> recent_{};  // a context is used by one thread at a time
+    mutable int next_recent_ = 0;
 };
 
 }  // namespace fftconv::detail

@@ -48,13 +48,15 @@ TEST_CASE("all ten leaderboard shapes") {
     }
 }
 
-TEST_CASE("seeded random problems through the generic path") {
+TEST_CASE("seeded random problems through the dispatch's path, and small ones through the transforms too") {
     context ctx;
     std::mt19937_64 rng(20261130);
     auto uniform = [&](std::int64_t lo, std::int64_t hi) {
         return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
     };
+    context fft;
     constexpr int count = 240;
+    int direct = 0;
     double worst_l2 = 0, worst_fraction = 0;
     for (int i = 0; i < count; ++i) {
         problem p;
@@ -71,13 +73,20 @@ TEST_CASE("seeded random problems through the generic path") {
             default: p.kernel = uniform(1, largest); break;
         }
         if (i % 10 == 9) p.height = p.width = p.kernel.height;  // 1 x 1 output
-        const reference::accuracy a = testing::check_conv(ctx, p, 1000 + std::uint64_t(i));
-        CHECK(ctx.plan(p).path == path_kind::generic);
+        reference::accuracy a = testing::check_conv(ctx, p, 1000 + std::uint64_t(i));
+        const dispatch_decision d = ctx.plan(p);
+        CHECK((d.path == path_kind::generic || d.path == path_kind::direct));
+        if (d.path == path_kind::direct) {  // small problems: the transforms too, at the tile they would take
+            ++direct;
+            fft.force_tile_extent(d.geometry.tile_extent());
+            a = testing::worse(a, testing::check_conv(fft, p, 5000 + std::uint64_t(i)));
+        }
         worst_l2 = std::max(worst_l2, a.relative_l2);
         worst_fraction = std::max(worst_fraction, a.worst_fraction);
     }
-    std::printf("%d random problems: worst rel_l2=%.3g, worst element %.3f of tolerance\n", count,
-                worst_l2, worst_fraction);
+    std::printf("%d random problems (%d on the direct dense kernel, checked on the transforms too): worst "
+                "rel_l2=%.3g, worst element %.3f of tolerance\n",
+                count, direct, worst_l2, worst_fraction);
 }
 
 TEST_CASE("large images, up to 1024 x 1024, and large kernels") {

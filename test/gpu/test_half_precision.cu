@@ -421,6 +421,22 @@ TEST_CASE_TEMPLATE("half precision: the direct depthwise path, planes and narrow
     }
 }
 
+TEST_CASE_TEMPLATE("half precision: the direct dense kernel", E, __nv_bfloat16, __half) {
+    context ctx;
+    std::uint64_t seed = 9250;
+    for (const problem& p : {
+             make(2, 16, 16, 32, 32, 4, 0, 1),               // leaderboard test shape
+             make(3, 8, 12, 37, 29, 7, same_padding(7), 1),  // 'same', odd sizes
+             make(2, 8, 12, 20, 30, {3, 5}, {1, 2}, 4),      // groups, rectangular kernel
+             make(2, 6, 6, 11, 9, 5, {7, 6}, 2),             // padding beyond the kernel
+         }) {
+        CAPTURE(to_string(p));
+        require_route(ctx, p, path_kind::direct, 0);
+        check_both_kinds<E>(ctx, p, operation::forward, true, seed);
+        check_both_kinds<E>(ctx, p, operation::forward, false, seed);
+    }
+}
+
 TEST_CASE_TEMPLATE("half precision: compiled configurations, with padding and a bias", E, __nv_bfloat16, __half) {
     // The first dense and the first depthwise entry of the table whose sums
     // stay far inside float16's range (C K^2 products of uniform inputs at

@@ -304,6 +304,11 @@ TEST_CASE("cuFFT and direct paths: each sample and channel alone") {
     const problem small = depthwise(4, 16, 7, 13);
     REQUIRE(ctx.plan(small).path == path_kind::direct);
     forward_independence(ctx, small, false, scaled_slice::first_sample, 33);
+    const problem small_dense{.batch = 3, .in_channels = 8, .out_channels = 6, .height = 24, .width = 40, .kernel = 5,
+                              .padding = 2};
+    REQUIRE(ctx.plan(small_dense).path == path_kind::direct);
+    forward_independence(ctx, small_dense, false, scaled_slice::first_sample, 34);
+    forward_independence(ctx, small_dense, true, scaled_slice::even_filters, 35);
 }
 
 TEST_CASE("gradients: each sample and channel of dx, each channel of dw and dbias alone") {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "conv_check.hpp"
+#include "direct/direct_dense.hpp"
 #include "direct/direct_depthwise.hpp"
 #include "direct/narrow_depthwise.hpp"
 #include "make_problem.hpp"
@@ -145,6 +146,43 @@ TEST_CASE("the direct depthwise path: chosen for small planes, right for every o
     // A forced tile extent is the FFT pipeline's.
     ctx.force_tile_extent(16);
     CHECK(ctx.plan(make(2, 64, 64, 7, 7, 13, same_padding(13), 64)).path == path_kind::generic);
+}
+
+TEST_CASE("the direct dense kernel: chosen for small dense problems, right for every operator variant") {
+    // Each the dispatch sends to the dense direct kernel (its cost model beats
+    // the four launches of the transforms); a filter spectrum still runs the
+    // FFT pipeline.
+    context ctx;
+    std::uint64_t seed = 1350;
+    const std::vector<problem> cases = {
+        make(1, 16, 16, 32, 32, 4, 0, 1),                  // leaderboard test shape
+        make(2, 16, 16, 32, 32, 4, 0, 1),                  // leaderboard test shape, batch 2
+        make(1, 32, 32, 64, 64, 4, 0, 1),                  // leaderboard test shape: 61 x 61, two tiles a row
+        make(3, 8, 12, 37, 29, 7, same_padding(7), 1),     // 'same', odd sizes, in != out
+        make(2, 8, 12, 20, 30, {3, 5}, {1, 2}, 4),         // groups 4 (3 outputs each), rectangular kernel
+        make(2, 6, 6, 11, 9, 5, {7, 6}, 2),                // padding beyond the kernel: outputs of padding only
+        make(1, 64, 64, 18, 18, 8, 0, 1),                  // 64 input channels: staged in chunks
+        make(2, 4, 4, 30, 41, 1, 0, 1),                    // 1 x 1
+        make(1, 3, 5, 40, 40, 32, 16, 1),                  // the largest kernel
+        make(4, 1, 2, 9, 9, 3, 1, 1),                      // one input channel
+    };
+    for (const problem& p : cases) {
+        CAPTURE(to_string(p));
+        REQUIRE(detail::fits_direct_dense(p));
+        REQUIRE(ctx.plan(p).path == path_kind::direct);
+        for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
+        check_both_kinds(ctx, p, true, true, seed += 2);  // through a filter spectrum: the FFT pipeline
+        // Every instantiation, whatever the model picks (8 outputs a thread
+        // where a group has 3: blocks of mostly idle channels).
+        for (const int n : {1, 2, 4, 8}) {
+            CAPTURE(n);
+            const testing::conv_runner dense = [n](context& c, const problem& q, const float* x, const float* w,
+                                                   float* y) {
+                detail::direct_dense(c.engine(), q, x, w, nullptr, y, n);
+            };
+            testing::check_conv(ctx, p, seed += 2, dense);
+        }
+    }
 }
 
 TEST_CASE("the narrow direct kernel: large kernels on small planes, every row width, every operator variant") {

@@ -78,7 +78,7 @@ operator_draw draw_operator(extent_draws& draw) {
 // What a sweep over operator problems covered.
 struct operator_coverage {
     int grouped = 0, depthwise = 0, direct = 0, padded = 0, rectangular = 0, biased = 0;
-    void add(const operator_draw& d, path_kind path = path_kind::generic) {  // gradients: always the transforms
+    void add(const operator_draw& d, path_kind path = path_kind::generic) {  // gradients: not counted by path
         const problem& p = d.p;
         depthwise += p.groups > 1 && p.group_in_channels() == 1;
         direct += path == path_kind::direct;

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <string>
 
+#include "direct/direct_dense.hpp"
 #include "direct/direct_depthwise.hpp"
+#include "dispatch/cost_model.hpp"
 #include "fftconv/dispatch.hpp"
 #include "fftconv/status.hpp"
 #include "leaderboard.hpp"
@@ -46,7 +48,9 @@ TEST_CASE("every benchmark leaderboard shape lands on its compiled entry") {
             REQUIRE(d.path == path_kind::compiled);
             CHECK(d.geometry == geometry_of_config(*c));
         } else {
-            CHECK(d.path == path_kind::generic);
+            // The small test shapes: the direct dense kernel where its cost
+            // model beats the transforms' (the next test cases).
+            CHECK((d.path == path_kind::generic || d.path == path_kind::direct));
         }
     }
 }
@@ -109,12 +113,9 @@ TEST_CASE("a compiled entry serves every image size and batch with its K and cha
 }
 
 TEST_CASE("problems outside the table take the generic path") {
-    for (const problem& p : {problem{1, 16, 16, 32, 32, 4},      // leaderboard test shape, K = 4
-                             problem{1, 2, 3, 17, 17, 17},       // kernel = image
-                             problem{4, 64, 32, 128, 128, 8},    // in != out
+    for (const problem& p : {problem{4, 64, 32, 128, 128, 8},    // in != out
                              problem{4, 63, 63, 128, 128, 8},    // other channels
                              problem{1, 128, 128, 256, 256, 24}, // other K
-                             problem{3, 5, 7, 1024, 1000, 1},
                              problem{2, 32, 32, 64, 64, 8}}) {   // leaderboard test shape
         CAPTURE(to_string(p));
         const dispatch_decision d = choose_dispatch(p);
@@ -187,7 +188,33 @@ TEST_CASE("dispatch validates the problem first") {
                          error);
 }
 
-TEST_CASE("small depthwise problems take the direct path; large ones, dense ones and forced tiles the FFT") {
+TEST_CASE("small dense problems take the direct dense kernel; large ones and forced tiles the FFT") {
+    const problem tiny{1, 16, 16, 32, 32, 4};  // leaderboard test shapes: four launches of the FFT path cost more
+    for (const problem& p : {tiny, problem{2, 16, 16, 32, 32, 4}, problem{1, 2, 3, 17, 17, 17},  // kernel = image
+                             problem{3, 5, 7, 1024, 1000, 1},                                   // 1 x 1: no transform pays
+                             problem{.batch = 2, .in_channels = 8, .out_channels = 12, .height = 20, .width = 30,
+                                     .kernel = {3, 5}, .padding = {1, 2}, .groups = 4}}) {
+        CAPTURE(to_string(p));
+        REQUIRE(detail::fits_direct_dense(p));
+        const dispatch_decision d = choose_dispatch(p);
+        CHECK(d.path == path_kind::direct);
+        CHECK(d.geometry.tile_extent() == choose_tile_extent(p));  // the FFT pipeline's, for filter spectra
+        CHECK(detail::direct_dense_seconds(p) < detail::estimated_seconds(p, choose_tile_extent(p)));
+    }
+    CHECK(choose_dispatch(tiny, 16).path == path_kind::generic);
+    // Large problems: the transforms win by far.
+    for (const problem& p : {problem{4, 64, 32, 128, 128, 8}, problem{1, 128, 128, 256, 256, 24}}) {
+        CAPTURE(to_string(p));
+        CHECK(detail::fits_direct_dense(p));
+        CHECK(choose_dispatch(p).path == path_kind::generic);
+    }
+    // Kernels past max_direct_dense_kernel, and grids past CUDA's limits.
+    CHECK_FALSE(detail::fits_direct_dense(problem{1, 2, 2, 40, 40, 33}));
+    CHECK_FALSE(detail::fits_direct_dense(problem{70000, 2, 2, 8, 8, 3}));
+    CHECK(detail::fits_direct_dense(problem{65535, 2, 2, 8, 8, 3}));
+}
+
+TEST_CASE("small depthwise problems take the direct path; large ones and forced tiles the FFT") {
     auto depthwise = [](std::int64_t batch, std::int64_t channels, std::int64_t size, std::int64_t k) {
         return problem{.batch = batch, .in_channels = channels, .out_channels = channels, .height = size,
                        .width = size, .kernel = k, .padding = k / 2, .groups = channels};
@@ -222,10 +249,11 @@ TEST_CASE("small depthwise problems take the direct path; large ones, dense ones
     CHECK(choose_tile_extent(depthwise(32, 256, 28, 49)) == 64);  // 28 + 24 > 48: one tile of 64
     CHECK(choose_dispatch(depthwise(8, 64, 256, 3)).path == path_kind::generic);   // a plane past shared memory
     CHECK(choose_dispatch(small, 16).path == path_kind::generic);
-    problem dense = small;
+    problem dense = small;  // dense problems are the dense direct kernel's (next test case)
     dense.groups = 1;
     dense.in_channels = dense.out_channels = 8;
-    CHECK(choose_dispatch(dense).path == path_kind::generic);
+    CHECK(detail::fits_direct_dense(dense));
+    CHECK_FALSE(detail::fits_direct_dense(small));
     // Planes whose staged size wraps a 32-bit product (found by review: one
     // divided by zero, the other looked small enough) take the transforms.
     const problem wraps_to_zero{.batch = 1, .in_channels = 2, .out_channels = 2, .height = 65528, .width = 65536,

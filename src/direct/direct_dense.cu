@@ -1,0 +1,273 @@
+// src/direct/direct_dense.cu — see direct_dense.hpp.
+//
+// A block computes a tile of tile_rows x tile_cols outputs (one a thread)
+// of `outputs_per_thread` consecutive output channels of one group and one
+// sample. Its group's input channels go through shared memory in chunks:
+// each chunk's input rows under the tile (zero outside the image: the
+// padding) and its filter taps, stored tap-major so that one vector load
+// gives a thread the tap's weights of all its output channels. Per tap a
+// thread then loads one input value (consecutive threads: consecutive
+// columns, no bank conflicts) and one broadcast vector, and does
+// outputs_per_thread multiply-adds.
+//
+// Accuracy: each output is a three-level float sum — over a filter row's
+// taps, over a channel's rows, over the channels — not one chain of
+// C x Kh x Kw terms: each level's rounding grows with the square root of
+// its own length, which keeps C = 64, K = 8 (4096 products) far inside the
+// 5e-7 relative L2 bar.
+#include "direct/direct_dense.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "fftconv/detail/kernels/element_access.cuh"
+#include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
+#include "fftconv/detail/tiling/workspace_layout.hpp"
+
+namespace fftconv::detail {
+
+namespace {
+
+constexpr int tile_cols = 32, tile_rows = 8, threads = tile_cols * tile_rows;
+constexpr std::size_t shared_budget = 48 * 1024;  // no opt-in: one attribute call fewer per launch
+constexpr std::int64_t max_grid_extent = 65535;   // a grid's y and z extents
+
+// Cost model (direct_dense_seconds): a thread's instructions per tap (the
+// input load, the weights' vector loads, the multiply-adds, the loop), at
+// the rate the H200's 132 x 128 lanes issue them with latency partly
+// hidden; a problem of few blocks is bound by one block's chain instead
+// (two warps a scheduler). Fitted to H200 runs (docs/performance.md).
+constexpr double lane_instructions_per_second = 16e12;
+constexpr double scheduler_instructions_per_second = 1.0e9;
+constexpr double launch_seconds = 4e-6;  // launch, and the first loads' trip to DRAM
+
+// The extents the kernel reads, narrowed to int once fits_direct_dense has bounded them.
+struct dense_geometry {
+    int in_channels, out_channels, group_in, group_out;
+    int height, width, out_height, out_width, kernel_height, kernel_width, pad_top, pad_left;
+    int tiles_wide, blocks_per_group;  // output tiles along a row; channel blocks in a group
+    int chunk;                         // input channels staged at a time
+    int staged_rows, staged_cols;      // a staged channel's input rows under the tile
+
+    __host__ __device__ int staged_floats() const { return staged_rows * staged_cols; }
+    __host__ __device__ int taps() const { return kernel_height * kernel_width; }
+    // Where the taps start in shared memory: past the staged inputs, on a 16-byte boundary.
+    __host__ __device__ int weights_offset() const { return (chunk * staged_floats() + 3) / 4 * 4; }
+};
+
+// A tap's N weights (N-aligned in shared memory) by the widest vector loads.
+template <int N>
+__device__ __forceinline__ void load_tap(const float* at, float (&weights)[N]) {
+    if constexpr (N == 1) {
+        weights[0] = at[0];
+    } else if constexpr (N == 2) {
+        const float2 v = *reinterpret_cast<const float2*>(at);
+        weights[0] = v.x;
+        weights[1] = v.y;
+    } else {
+#pragma unroll
+        for (int k = 0; k < N; k += 4) {
+            const float4 v = *reinterpret_cast<const float4*>(at + k);
+            weights[k] = v.x;
+            weights[k + 1] = v.y;
+            weights[k + 2] = v.z;
+            weights[k + 3] = v.w;
+        }
+    }
+}
+
+dense_geometry geometry_of(const problem& p, int outputs_per_thread) {
+    dense_geometry g{};
+    g.in_channels = int(p.in_channels);
+    g.out_channels = int(p.out_channels);
+    g.group_in = int(p.group_in_channels());
+    g.group_out = int(p.group_out_channels());
+    g.height = int(p.height);
+    g.width = int(p.width);
+    g.out_height = int(p.out_height());
+    g.out_width = int(p.out_width());
+    g.kernel_height = int(p.kernel.height);
+    g.kernel_width = int(p.kernel.width);
+    g.pad_top = int(p.padding.height);
+    g.pad_left = int(p.padding.width);
+    g.tiles_wide = int(ceil_div(p.out_width(), tile_cols));
+    g.blocks_per_group = int(ceil_div(p.group_out_channels(), outputs_per_thread));
+    g.staged_rows = tile_rows + g.kernel_height - 1;
+    g.staged_cols = tile_cols + g.kernel_width - 1;
+    const std::size_t per_channel = sizeof(float) * std::size_t(g.staged_floats() + g.taps() * outputs_per_thread);
+    // (The 16 bytes of alignment padding: within the budget's slack.)
+    g.chunk = int(std::clamp<std::size_t>((shared_budget - 16) / per_channel, 1, std::size_t(g.group_in)));
+    return g;
+}
+
+std::size_t shared_bytes(const dense_geometry& g, int outputs_per_thread) {
+    return sizeof(float) * (std::size_t(g.weights_offset()) + std::size_t(g.chunk) * std::size_t(g.taps() * outputs_per_thread));
+}
+
+std::int64_t block_count(const problem& p, int outputs_per_thread) {
+    return ceil_div(p.out_height(), tile_rows) * ceil_div(p.out_width(), tile_cols) * p.groups *
+           ceil_div(p.group_out_channels(), outputs_per_thread) * p.batch;
+}
+
+template <int OutputsPerThread, class E>
+__global__ void __launch_bounds__(threads)
+    direct_dense_tiles(dense_geometry g, const E* __restrict__ x, const float* __restrict__ w,
+                       const float* __restrict__ bias, E* __restrict__ y) {
+    constexpr int n = OutputsPerThread;
+    extern __shared__ float shared[];
+    const int staged = g.staged_floats(), taps = g.taps();
+    float* inputs = shared;
+    float* weights = shared + g.weights_offset();  // [channel][tap][output channel]
+
+    const int col = threadIdx.x, row = threadIdx.y;
+    const int tile_row = int(blockIdx.x) / g.tiles_wide, tile_col = int(blockIdx.x) - tile_row * g.tiles_wide;
+    const int first_out_row = tile_row * tile_rows, first_out_col = tile_col * tile_cols;
+    const int group = int(blockIdx.y) / g.blocks_per_group;
+    const int first_in = group * g.group_in;
+    const int group_end = (group + 1) * g.group_out;
+    const int first_out = group * g.group_out + (int(blockIdx.y) - group * g.blocks_per_group) * n;
+    const std::int64_t sample = blockIdx.z;
+    const E* image = x + (sample * g.in_channels + first_in) * std::int64_t(g.height) * g.width;
+
+    float total[n];
+#pragma unroll
+    for (int j = 0; j < n; ++j) total[j] = 0.0f;
+    for (int c0 = 0; c0 < g.group_in; c0 += g.chunk) {
+        const int count = min(g.chunk, g.group_in - c0);
+        __syncthreads();  // the previous chunk is read
+        // Input rows: a row of the block per staged row, its threads along the columns.
+        for (int task = row; task < count * g.staged_rows; task += tile_rows) {
+            const int c = task / g.staged_rows, r = task - c * g.staged_rows;
+            const int in_row = first_out_row + r - g.pad_top;
+            const bool row_inside = in_row >= 0 && in_row < g.height;
+            const E* line = image + (std::int64_t(c0 + c) * g.height + in_row) * g.width;
+            float* to = inputs + c * staged + r * g.staged_cols;
+            for (int s = col; s < g.staged_cols; s += tile_cols) {
+                const int in_col = first_out_col + s - g.pad_left;
+                to[s] = row_inside && in_col >= 0 && in_col < g.width ? to_float(line[in_col]) : 0.0f;
+            }
+        }
+        // Taps, output-channel minor; channels past the group's end weigh zero.
+        for (int i = row * tile_cols + col; i < count * taps * n; i += threads) {
+            const int j = i % n, q = i / n, c = q / taps, tap = q - c * taps;
+            const int o = first_out + j;
+            weights[i] = o < group_end ? w[(std::int64_t(o) * g.group_in + c0 + c) * taps + tap] : 0.0f;
+        }
+        __syncthreads();
+
+        const float* at = inputs + row * g.staged_cols + col;
+        const float* tap = weights;
+        for (int c = 0; c < count; ++c, at += staged) {
+            float channel[n];
+#pragma unroll
+            for (int j = 0; j < n; ++j) channel[j] = 0.0f;
+            for (int u = 0; u < g.kernel_height; ++u) {
+                const float* in = at + u * g.staged_cols;
+                float line[n];
+#pragma unroll
+                for (int j = 0; j < n; ++j) line[j] = 0.0f;
+#pragma unroll 4
+                for (int v = 0; v < g.kernel_width; ++v) {
+                    const float value = in[v];
+                    float t[n];
+                    load_tap<n>(tap + v * n, t);
+#pragma unroll
+                    for (int j = 0; j < n; ++j) line[j] = fmaf(value, t[j], line[j]);
+                }
+                tap += g.kernel_width * n;
+#pragma unroll
+                for (int j = 0; j < n; ++j) channel[j] += line[j];
+            }
+#pragma unroll
+            for (int j = 0; j < n; ++j) total[j] += channel[j];
+        }
+    }
+
+    const int out_row = first_out_row + row, out_col = first_out_col + col;
+    if (out_row >= g.out_height || out_col >= g.out_width) return;
+    const std::int64_t plane = std::int64_t(g.out_height) * g.out_width;
+    E* out = y + (sample * g.out_channels + first_out) * plane + std::int64_t(out_row) * g.out_width + out_col;
+#pragma unroll
+    for (int j = 0; j < n; ++j)
+        if (first_out + j < group_end) out[j * plane] = from_float<E>(total[j] + (bias ? bias[first_out + j] : 0.0f));
+}
+
+// The modelled seconds of a launch with n outputs a thread.
+double modelled_seconds(const problem& p, int n) {
+    const double per_tap = 1.5 + double((n + 3) / 4) + double(n);  // input load + loop, weight loads, multiply-adds
+    const double taps_per_thread = double(p.group_in_channels() * p.kernel.height * p.kernel.width);
+    const double thread_instructions = taps_per_thread * per_tap;
+    const double all = double(block_count(p, n)) * threads * thread_instructions;
+    const double one_block_chain = 2.0 * thread_instructions;  // 8 warps on 4 schedulers
+    return launch_seconds +
+           std::max(all / lane_instructions_per_second, one_block_chain / scheduler_instructions_per_second);
+}
+
+bool grid_fits(const problem& p, int outputs_per_thread) {
+    return p.groups * ceil_div(p.group_out_channels(), outputs_per_thread) <= max_grid_extent;
+}
+
+// The outputs a thread computes, 1, 2, 4 or 8: the cheapest by the model
+// among those no larger than the group's output channels.
+int cheapest_outputs_per_thread(const problem& p) {
+    int best = 1;
+    double best_seconds = std::numeric_limits<double>::infinity();
+    for (const int n : {1, 2, 4, 8}) {
+        if (n > 1 && n > p.group_out_channels()) break;
+        const double s = modelled_seconds(p, n);
+        if (s < best_seconds) {
+            best = n;
+            best_seconds = s;
+        }
+    }
+    return best;
+}
+
+template <int N, class E>
+void launch_dense(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y) {
+    const dense_geometry g = geometry_of(p, N);
+    const dim3 grid(unsigned(ceil_div(p.out_height(), tile_rows) * g.tiles_wide),
+                    unsigned(p.groups * g.blocks_per_group), unsigned(p.batch));
+    launch(direct_dense_tiles<N, E>, grid, dim3(tile_cols, tile_rows), shared_bytes(g, N), e.stream(), g, x, w,
+           bias, y);
+}
+
+}  // namespace
+
+bool fits_direct_dense(const problem& p) {
+    if (is_depthwise(p)) return false;
+    if (p.kernel.height > max_direct_dense_kernel || p.kernel.width > max_direct_dense_kernel) return false;
+    // A tile index and a plane of outputs within int; the grid's y (one
+    // output a thread: the most channel blocks) and z extents.
+    const std::int64_t tiles = ceil_div(p.out_height(), tile_rows) * ceil_div(p.out_width(), tile_cols);
+    return p.batch <= max_grid_extent && grid_fits(p, 1) && tiles <= std::numeric_limits<int>::max() &&
+           p.out_height() * p.out_width() <= std::numeric_limits<int>::max() &&
+           p.height * p.width <= std::numeric_limits<int>::max();
+}
+
+double direct_dense_seconds(const problem& p) { return modelled_seconds(p, cheapest_outputs_per_thread(p)); }
+
+template <activation_element E>
+void direct_dense(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y,
+                  int outputs_per_thread) {
+    if (outputs_per_thread == 0) outputs_per_thread = cheapest_outputs_per_thread(p);
+    if (!grid_fits(p, outputs_per_thread))
+        throw_invalid("fftconv: direct_dense: " + std::to_string(outputs_per_thread) +
+                      " outputs a thread leave too many channel blocks for the grid of " + to_string(p));
+    switch (outputs_per_thread) {
+        case 8: return launch_dense<8>(e, p, x, w, bias, y);
+        case 4: return launch_dense<4>(e, p, x, w, bias, y);
+        case 2: return launch_dense<2>(e, p, x, w, bias, y);
+        case 1: return launch_dense<1>(e, p, x, w, bias, y);
+        default: throw_invalid("fftconv: direct_dense: outputs a thread must be 1, 2, 4 or 8");
+    }
+}
+
+template void direct_dense(engine&, const problem&, const float*, const float*, const float*, float*, int);
+template void direct_dense(engine&, const problem&, const __nv_bfloat16*, const float*, const float*,
+                           __nv_bfloat16*, int);
+template void direct_dense(engine&, const problem&, const __half*, const float*, const float*, __half*, int);
+
+}  // namespace fftconv::detail
