@@ -38,7 +38,8 @@ constexpr std::int64_t max_grid_extent = 65535;   // a grid's y and z extents
 // input load, the weights' vector loads, the multiply-adds, the loop), at
 // the rate the H200's 132 x 128 lanes issue them with latency partly
 // hidden; a problem of few blocks is bound by one block's chain instead
-// (two warps a scheduler). Fitted to H200 runs (docs/performance.md).
+// (two warps a scheduler). First estimates, not yet fitted to H200 runs
+// (docs/performance.md, d1).
 constexpr double lane_instructions_per_second = 16e12;
 constexpr double scheduler_instructions_per_second = 1.0e9;
 constexpr double launch_seconds = 4e-6;  // launch, and the first loads' trip to DRAM
