@@ -39,11 +39,19 @@ def test_plan_takes_the_generic_path_for_other_problems():
     configured_channels = {channels for _, channels, _, _ in fftconv.compiled_configs()}
     in_channels = 3
     assert in_channels not in configured_channels
+    # A kernel wider than the direct kernels take keeps this problem on the FFT path.
     plan = fftconv.plan(fftconv.Problem(batch=1, in_channels=in_channels, out_channels=5,
-                                        height=50, width=41, kernel=7))
+                                        height=90, width=81, kernel=33))
     assert plan.path == "generic"
-    assert plan.tile_extent >= 7
+    assert plan.tile_extent >= 33
     assert (plan.in_channels, plan.out_channels) == (in_channels, 5)
+
+
+def test_plan_takes_the_direct_path_for_small_dense_problems():
+    plan = fftconv.plan(fftconv.Problem(batch=1, in_channels=16, out_channels=16,
+                                        height=32, width=32, kernel=4))
+    assert plan.path == "direct"
+    assert plan.kernel == (4, 4)
 
 
 def test_problem_for_reads_shapes():
