@@ -33,16 +33,19 @@ namespace {
 constexpr int tile_cols = 32, tile_rows = 8, threads = tile_cols * tile_rows;
 constexpr std::size_t shared_budget = 48 * 1024;  // no opt-in: one attribute call fewer per launch
 constexpr std::int64_t max_grid_extent = 65535;   // a grid's y and z extents
+constexpr int staging_batch = 8;                  // loads in flight per thread while staging
 
-// Cost model (direct_dense_seconds): a thread's instructions per tap (the
-// input load, the weights' vector loads, the multiply-adds, the loop), at
-// the rate the H200's 132 x 128 lanes issue them with latency partly
-// hidden; a problem of few blocks is bound by one block's chain instead
-// (two warps a scheduler). First estimates, not yet fitted to H200 runs
-// (docs/performance.md, d1).
+// Cost model (direct_dense_seconds): a launch; per chunk, the staging's
+// round trips to memory (staging_batch values per thread per trip, each
+// trip one memory latency); then a thread's instructions per tap (the input
+// load, the weights' vector loads, the multiply-adds, the loop), at the rate
+// the H200's 132 x 128 lanes issue them with latency partly hidden, or, for
+// a problem of few blocks, one block's chain (two warps a scheduler).
+// First estimates, not yet fitted to H200 runs (docs/performance.md, d1).
 constexpr double lane_instructions_per_second = 16e12;
 constexpr double scheduler_instructions_per_second = 1.0e9;
-constexpr double launch_seconds = 4e-6;  // launch, and the first loads' trip to DRAM
+constexpr double launch_seconds = 3e-6;
+constexpr double memory_latency_seconds = 1e-6;
 
 // The extents the kernel reads, narrowed to int once fits_direct_dense has bounded them.
 struct dense_geometry {
@@ -112,6 +115,27 @@ std::int64_t block_count(const problem& p, int outputs_per_thread) {
            ceil_div(p.group_out_channels(), outputs_per_thread) * p.batch;
 }
 
+// Copies `total` values, value(i) to to[i], spread over the block's threads
+// with `Batch` loads in flight per thread before any store: a loop that
+// stored each value before loading the next would wait out one memory
+// latency per value (a microsecond each on data the L2 does not hold).
+template <int Batch, class Value>
+__device__ __forceinline__ void stage(float* to, int total, int linear, const Value& value) {
+    for (int first = linear; first < total; first += threads * Batch) {
+        float v[Batch];
+#pragma unroll
+        for (int k = 0; k < Batch; ++k) {
+            const int i = first + k * threads;
+            v[k] = i < total ? value(i) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < Batch; ++k) {
+            const int i = first + k * threads;
+            if (i < total) to[i] = v[k];
+        }
+    }
+}
+
 template <int OutputsPerThread, class E>
 __global__ void __launch_bounds__(threads)
     direct_dense_tiles(dense_geometry g, const E* __restrict__ x, const float* __restrict__ w,
@@ -122,7 +146,7 @@ __global__ void __launch_bounds__(threads)
     float* inputs = shared;
     float* weights = shared + g.weights_offset();  // [channel][tap][output channel]
 
-    const int col = threadIdx.x, row = threadIdx.y;
+    const int col = threadIdx.x, row = threadIdx.y, linear = row * tile_cols + col;
     const int tile_row = int(blockIdx.x) / g.tiles_wide, tile_col = int(blockIdx.x) - tile_row * g.tiles_wide;
     const int first_out_row = tile_row * tile_rows, first_out_col = tile_col * tile_cols;
     const int group = int(blockIdx.y) / g.blocks_per_group;
@@ -138,24 +162,20 @@ __global__ void __launch_bounds__(threads)
     for (int c0 = 0; c0 < g.group_in; c0 += g.chunk) {
         const int count = min(g.chunk, g.group_in - c0);
         __syncthreads();  // the previous chunk is read
-        // Input rows: a row of the block per staged row, its threads along the columns.
-        for (int task = row; task < count * g.staged_rows; task += tile_rows) {
-            const int c = task / g.staged_rows, r = task - c * g.staged_rows;
-            const int in_row = first_out_row + r - g.pad_top;
-            const bool row_inside = in_row >= 0 && in_row < g.height;
-            const E* line = image + (std::int64_t(c0 + c) * g.height + in_row) * g.width;
-            float* to = inputs + c * staged + r * g.staged_cols;
-            for (int s = col; s < g.staged_cols; s += tile_cols) {
-                const int in_col = first_out_col + s - g.pad_left;
-                to[s] = row_inside && in_col >= 0 && in_col < g.width ? to_float(line[in_col]) : 0.0f;
-            }
-        }
+        // The chunk's input rows under the tile (zero outside the image: the padding).
+        stage<staging_batch>(inputs, count * staged, linear, [&](int i) {
+            const int c = i / staged, at = i - c * staged, r = at / g.staged_cols, s = at - r * g.staged_cols;
+            const int in_row = first_out_row + r - g.pad_top, in_col = first_out_col + s - g.pad_left;
+            return in_row >= 0 && in_row < g.height && in_col >= 0 && in_col < g.width
+                       ? to_float(image[(std::int64_t(c0 + c) * g.height + in_row) * g.width + in_col])
+                       : 0.0f;
+        });
         // Taps, output-channel minor; channels past the group's end weigh zero.
-        for (int i = row * tile_cols + col; i < count * taps * n; i += threads) {
+        stage<staging_batch>(weights, count * taps * n, linear, [&](int i) {
             const int j = i % n, q = i / n, c = q / taps, tap = q - c * taps;
             const int o = first_out + j;
-            weights[i] = o < group_end ? w[(std::int64_t(o) * g.group_in + c0 + c) * taps + tap] : 0.0f;
-        }
+            return o < group_end ? w[(std::int64_t(o) * g.group_in + c0 + c) * taps + tap] : 0.0f;
+        });
         __syncthreads();
 
         const float* at = inputs + row * g.staged_cols + col;
@@ -197,12 +217,17 @@ __global__ void __launch_bounds__(threads)
 
 // The modelled seconds of a launch with n outputs a thread.
 double modelled_seconds(const problem& p, int n) {
+    const dense_geometry g = geometry_of(p, n);
+    const auto trips = [](std::int64_t values) { return double(ceil_div(values, threads * staging_batch)); };
+    const double chunks = double(ceil_div(g.group_in, g.chunk));
+    const double staging = chunks * (trips(std::int64_t(g.chunk) * g.staged_floats()) +
+                                     trips(std::int64_t(g.chunk) * g.taps() * n));
     const double per_tap = 1.5 + double((n + 3) / 4) + double(n);  // input load + loop, weight loads, multiply-adds
     const double taps_per_thread = double(p.group_in_channels() * p.kernel.height * p.kernel.width);
     const double thread_instructions = taps_per_thread * per_tap;
     const double all = double(block_count(p, n)) * threads * thread_instructions;
     const double one_block_chain = 2.0 * thread_instructions;  // 8 warps on 4 schedulers
-    return launch_seconds +
+    return launch_seconds + staging * memory_latency_seconds +
            std::max(all / lane_instructions_per_second, one_block_chain / scheduler_instructions_per_second);
 }
 

@@ -43,7 +43,10 @@ void check_reuse_same_bits(context& ctx, const problem& p, std::uint64_t seed, I
 
 TEST_CASE("a transformed filter reused gives the oracle's answer, bit for bit the plain call's") {
     context ctx;
-    for (const problem& p : {problem{2, 64, 64, 100, 90, 8}, problem{1, 5, 9, 40, 33, 6}}) {
+    // Problems the plain call runs on the FFT pipeline, as the reused spectrum does.
+    for (const problem& p : {problem{2, 64, 64, 100, 90, 8}, problem{1, 5, 9, 70, 63, 33}}) {
+        INFO(to_string(p));
+        REQUIRE(ctx.plan(p).path != path_kind::direct);
         testing::check_conv(ctx, p, 31, filter_twice);
         check_reuse_same_bits(ctx, p, 1, [&](const filter_spectrum& s) {
             CHECK(s.bytes() == s.geometry().complex_bytes() *
@@ -52,6 +55,13 @@ TEST_CASE("a transformed filter reused gives the oracle's answer, bit for bit th
                                    std::size_t(p.in_channels * p.out_channels));
         });
     }
+}
+
+TEST_CASE("a transformed filter reused where the plain call takes the direct kernel: the FFT pipeline, the oracle's answer") {
+    context ctx;
+    const problem p{1, 5, 9, 40, 33, 6};
+    REQUIRE(ctx.plan(p).path == path_kind::direct);
+    testing::check_conv(ctx, p, 31, filter_twice);
 }
 
 TEST_CASE("on the radix-3 depthwise tiles, the filter DFT's own channel-major order is the reused spectrum's, bit for bit") {

@@ -130,7 +130,8 @@ TEST_CASE("a filter spectrum used over passes of output channels: each pass mult
 
 TEST_CASE("a limit below the smallest pass is out_of_memory with the byte counts, and writes nothing") {
     context ctx;
-    const problem p{2, 8, 8, 64, 64, 9};
+    const problem p{2, 8, 8, 80, 80, 33};  // wider than the direct kernels take: the FFT pipeline's workspace
+    REQUIRE(ctx.plan(p).path != path_kind::direct);
     ctx.set_workspace_limit(1000);
     auto [x, w, y] = testing::make_conv_tensors(p, 1);
     FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
@@ -401,13 +402,14 @@ TEST_CASE("a captured graph stays valid after later calls grow the workspace") {
 TEST_CASE("a call that would allocate during capture is refused, and allocates nothing") {
     testing::stream_holder s;
     context ctx(s.s);
-    const problem p{1, 8, 8, 50, 50, 5};
+    const problem p{1, 8, 8, 60, 60, 33};  // wider than the direct kernels take: the FFT pipeline
+    REQUIRE(ctx.plan(p).path != path_kind::direct);
     auto x = reference::make_device_array<float>(p.input_elements());
     auto w = reference::make_device_array<float>(p.filter_elements());
     auto y = reference::make_device_array<float>(p.output_elements());
     FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
     const std::size_t free_before = free_device_bytes();
-    for (int forced : {0, 24}) {  // workspace growth; a cuFFT plan not made yet
+    for (int forced : {0, 40}) {  // workspace growth; a cuFFT plan not made yet
         ctx.force_tile_extent(forced);
         cudaGraph_t graph = nullptr;
         FFTCONV_CUDA_TRY(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal));
@@ -420,6 +422,31 @@ TEST_CASE("a call that would allocate during capture is refused, and allocates n
     CHECK(free_device_bytes() == free_before);
     ctx.force_tile_extent(0);
     testing::check_conv(ctx, p, 93);
+}
+
+TEST_CASE("a direct-kernel call needs no workspace: captured without reserve, the graph gives the oracle's answer") {
+    testing::stream_holder s;
+    context ctx(s.s);
+    const problem p{2, 8, 8, 20, 20, 3};
+    REQUIRE(ctx.plan(p).path == path_kind::direct);
+    testing::check_conv(ctx, p, 95, [](context& c, const problem& q, const float* x, const float* w, float* y) {
+        cudaGraph_t graph = nullptr;
+        cudaGraphExec_t exec = nullptr;
+        FFTCONV_CUDA_TRY(cudaStreamBeginCapture(c.stream(), cudaStreamCaptureModeGlobal));
+        try {
+            c.conv2d(q, x, w, y);
+        } catch (...) {
+            (void)cudaStreamEndCapture(c.stream(), &graph);
+            if (graph != nullptr) (void)cudaGraphDestroy(graph);
+            throw;
+        }
+        FFTCONV_CUDA_TRY(cudaStreamEndCapture(c.stream(), &graph));
+        FFTCONV_CUDA_TRY(cudaGraphInstantiate(&exec, graph, 0));
+        FFTCONV_CUDA_TRY(cudaGraphLaunch(exec, c.stream()));
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(c.stream()));
+        FFTCONV_CUDA_TRY(cudaGraphExecDestroy(exec));
+        FFTCONV_CUDA_TRY(cudaGraphDestroy(graph));
+    });
 }
 
 TEST_CASE("host, page-locked and too small buffers are named before anything runs") {
