@@ -20,7 +20,9 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <type_traits>
 
+#include "fftconv/detail/kernels/async_copy.cuh"
 #include "fftconv/detail/kernels/element_access.cuh"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/launch.cuh"
@@ -33,19 +35,27 @@ namespace {
 constexpr int tile_cols = 32, tile_rows = 8, threads = tile_cols * tile_rows;
 constexpr std::size_t shared_budget = 48 * 1024;  // no opt-in: one attribute call fewer per launch
 constexpr std::int64_t max_grid_extent = 65535;   // a grid's y and z extents
-constexpr int staging_batch = 8;                  // loads in flight per thread while staging
 
-// Cost model (direct_dense_seconds): a launch; per chunk, the staging's
-// round trips to memory (staging_batch values per thread per trip, each
-// trip one memory latency); then a thread's instructions per tap (the input
+// Cost model (direct_dense_seconds): a cold start — the launch, the
+// kernel's code fetched from DRAM when the L2 does not hold it (its larger
+// part on a small problem: ~0.7 µs per KB of code, measured), the first
+// chunk's copies — by outputs a thread (their code sizes differ); a memory
+// latency per further chunk; then a thread's instructions per tap (the input
 // load, the weights' vector loads, the multiply-adds, the loop), at the rate
 // the H200's 132 x 128 lanes issue them with latency partly hidden, or, for
 // a problem of few blocks, one block's chain (two warps a scheduler).
-// First estimates, not yet fitted to H200 runs (docs/performance.md, d1).
+// Predictions, to be fitted to H200 runs (docs/performance.md, d1).
 constexpr double lane_instructions_per_second = 16e12;
 constexpr double scheduler_instructions_per_second = 1.0e9;
-constexpr double launch_seconds = 3e-6;
 constexpr double memory_latency_seconds = 1e-6;
+double cold_start_seconds(int outputs_per_thread) {
+    switch (outputs_per_thread) {
+        case 1: return 5.5e-6;
+        case 2: return 6.5e-6;
+        case 4: return 7.0e-6;
+        default: return 9.5e-6;
+    }
+}
 
 // The extents the kernel reads, narrowed to int once fits_direct_dense has bounded them.
 struct dense_geometry {
@@ -115,24 +125,46 @@ std::int64_t block_count(const problem& p, int outputs_per_thread) {
            ceil_div(p.group_out_channels(), outputs_per_thread) * p.batch;
 }
 
-// Copies `total` values, value(i) to to[i], spread over the block's threads
-// with `Batch` loads in flight per thread before any store: a loop that
-// stored each value before loading the next would wait out one memory
-// latency per value (a microsecond each on data the L2 does not hold).
-template <int Batch, class Value>
-__device__ __forceinline__ void stage(float* to, int total, int linear, const Value& value) {
-    for (int first = linear; first < total; first += threads * Batch) {
-        float v[Batch];
-#pragma unroll
-        for (int k = 0; k < Batch; ++k) {
-            const int i = first + k * threads;
-            v[k] = i < total ? value(i) : 0.0f;
+// A chunk's input rows under the tile into shared memory (zero outside the
+// image: the padding), a warp a staged row. Floats go by cp.async from loops
+// that are not unrolled: every load in flight at once, and little code (the
+// code of a small launch is itself fetched from DRAM when the L2 is cold).
+// Half types widen on the way, a load at a time.
+template <class E>
+__device__ __forceinline__ void stage_inputs(float* to, const E* image, const dense_geometry& g, int first_channel,
+                                             int count, int first_row, int first_col) {
+    const int warp = int(threadIdx.y), lane = int(threadIdx.x);
+#pragma unroll 1
+    for (int c = 0; c < count; ++c) {
+#pragma unroll 1
+        for (int r = warp; r < g.staged_rows; r += tile_rows) {
+            const int in_row = first_row + r - g.pad_top;
+            const bool row_inside = in_row >= 0 && in_row < g.height;
+            const E* line = image + (std::int64_t(first_channel + c) * g.height + in_row) * g.width;
+            float* row = to + c * g.staged_floats() + r * g.staged_cols;
+#pragma unroll 1
+            for (int s = lane; s < g.staged_cols; s += tile_cols) {
+                const int in_col = first_col + s - g.pad_left;
+                const bool inside = row_inside && in_col >= 0 && in_col < g.width;
+                if constexpr (std::is_same_v<E, float>) copy_4(row + s, inside ? line + in_col : image, inside ? 4 : 0);
+                else row[s] = inside ? to_float(line[in_col]) : 0.0f;
+            }
         }
-#pragma unroll
-        for (int k = 0; k < Batch; ++k) {
-            const int i = first + k * threads;
-            if (i < total) to[i] = v[k];
-        }
+    }
+}
+
+// A chunk's taps, output-channel minor ([channel][tap][n]): output channel o's
+// taps of the chunk are contiguous in w. Channels past the group's end weigh zero.
+template <int N>
+__device__ __forceinline__ void stage_weights(float* to, const float* w, const dense_geometry& g, int first_channel,
+                                              int count, int first_out, int group_end) {
+    const int linear = int(threadIdx.y) * tile_cols + int(threadIdx.x), values = count * g.taps();
+#pragma unroll 1
+    for (int j = 0; j < N; ++j) {
+        const int o = first_out + j;
+        const float* from = w + (std::int64_t(min(o, group_end - 1)) * g.group_in + first_channel) * g.taps();
+#pragma unroll 1
+        for (int i = linear; i < values; i += threads) copy_4(to + i * N + j, from + i, o < group_end ? 4 : 0);
     }
 }
 
@@ -146,7 +178,7 @@ __global__ void __launch_bounds__(threads)
     float* inputs = shared;
     float* weights = shared + g.weights_offset();  // [channel][tap][output channel]
 
-    const int col = threadIdx.x, row = threadIdx.y, linear = row * tile_cols + col;
+    const int col = threadIdx.x, row = threadIdx.y;
     const int tile_row = int(blockIdx.x) / g.tiles_wide, tile_col = int(blockIdx.x) - tile_row * g.tiles_wide;
     const int first_out_row = tile_row * tile_rows, first_out_col = tile_col * tile_cols;
     const int group = int(blockIdx.y) / g.blocks_per_group;
@@ -162,20 +194,9 @@ __global__ void __launch_bounds__(threads)
     for (int c0 = 0; c0 < g.group_in; c0 += g.chunk) {
         const int count = min(g.chunk, g.group_in - c0);
         __syncthreads();  // the previous chunk is read
-        // The chunk's input rows under the tile (zero outside the image: the padding).
-        stage<staging_batch>(inputs, count * staged, linear, [&](int i) {
-            const int c = i / staged, at = i - c * staged, r = at / g.staged_cols, s = at - r * g.staged_cols;
-            const int in_row = first_out_row + r - g.pad_top, in_col = first_out_col + s - g.pad_left;
-            return in_row >= 0 && in_row < g.height && in_col >= 0 && in_col < g.width
-                       ? to_float(image[(std::int64_t(c0 + c) * g.height + in_row) * g.width + in_col])
-                       : 0.0f;
-        });
-        // Taps, output-channel minor; channels past the group's end weigh zero.
-        stage<staging_batch>(weights, count * taps * n, linear, [&](int i) {
-            const int j = i % n, q = i / n, c = q / taps, tap = q - c * taps;
-            const int o = first_out + j;
-            return o < group_end ? w[(std::int64_t(o) * g.group_in + c0 + c) * taps + tap] : 0.0f;
-        });
+        stage_inputs(inputs, image, g, c0, count, first_out_row, first_out_col);
+        stage_weights<n>(weights, w, g, c0, count, first_out, group_end);
+        wait_all_copies();
         __syncthreads();
 
         const float* at = inputs + row * g.staged_cols + col;
@@ -218,16 +239,14 @@ __global__ void __launch_bounds__(threads)
 // The modelled seconds of a launch with n outputs a thread.
 double modelled_seconds(const problem& p, int n) {
     const dense_geometry g = geometry_of(p, n);
-    const auto trips = [](std::int64_t values) { return double(ceil_div(values, threads * staging_batch)); };
-    const double chunks = double(ceil_div(g.group_in, g.chunk));
-    const double staging = chunks * (trips(std::int64_t(g.chunk) * g.staged_floats()) +
-                                     trips(std::int64_t(g.chunk) * g.taps() * n));
+    // The chunks after the first each wait out a memory latency (their copies are issued together).
+    const double staging = double(ceil_div(g.group_in, g.chunk) - 1) * memory_latency_seconds;
     const double per_tap = 1.5 + double((n + 3) / 4) + double(n);  // input load + loop, weight loads, multiply-adds
     const double taps_per_thread = double(p.group_in_channels() * p.kernel.height * p.kernel.width);
     const double thread_instructions = taps_per_thread * per_tap;
     const double all = double(block_count(p, n)) * threads * thread_instructions;
     const double one_block_chain = 2.0 * thread_instructions;  // 8 warps on 4 schedulers
-    return launch_seconds + staging * memory_latency_seconds +
+    return cold_start_seconds(n) + staging +
            std::max(all / lane_instructions_per_second, one_block_chain / scheduler_instructions_per_second);
 }
 

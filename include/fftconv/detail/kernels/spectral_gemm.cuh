@@ -58,6 +58,7 @@
 
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/launch.cuh"
+#include "fftconv/detail/kernels/async_copy.cuh"
 #include "fftconv/detail/kernels/spectral_gemm.hpp"
 
 namespace fftconv::detail {
@@ -174,27 +175,6 @@ __device__ __forceinline__ input_operands split_input(const float2 (&x)[2]) {
         in.im_small.reg[i] = im.small;
     }
     return in;
-}
-
-// ------------------------------------------------------------ cp.async
-
-// 16- or 8-byte global->shared copy; bytes beyond `source_bytes` are zero
-// filled (source_bytes = 0 reads nothing: how out-of-range k, m and o become
-// zeros that add nothing to the products).
-__device__ __forceinline__ void copy_16(void* shared, const void* global, int source_bytes) {
-    const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared));
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(address), "l"(global),
-                 "r"(source_bytes));
-}
-__device__ __forceinline__ void copy_8(void* shared, const void* global, int source_bytes) {
-    const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(shared));
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(address), "l"(global),
-                 "r"(source_bytes));
-}
-__device__ __forceinline__ void commit_copies() { asm volatile("cp.async.commit_group;"); }
-template <int pending>
-__device__ __forceinline__ void wait_copies() {
-    asm volatile("cp.async.wait_group %0;" ::"n"(pending));
 }
 
 // ------------------------------------------------------------ configuration
