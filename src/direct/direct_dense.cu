@@ -126,29 +126,52 @@ std::int64_t block_count(const problem& p, int outputs_per_thread) {
 }
 
 // A chunk's input rows under the tile into shared memory (zero outside the
-// image: the padding), a warp a staged row. Floats go by cp.async from loops
-// that are not unrolled: every load in flight at once, and little code (the
-// code of a small launch is itself fetched from DRAM when the L2 is cold).
-// Half types widen on the way, a load at a time.
+// image: the padding), a warp a staged row, a thread at most two of its
+// columns. Floats go by cp.async from a loop that is not unrolled: every
+// load in flight at once, and little code (a small launch's code is itself
+// fetched from DRAM when the L2 is cold). Half types widen on the way,
+// four rows' loads in flight a thread before their stores.
+constexpr int staged_rows_in_flight = 4;
+static_assert(2 * tile_cols >= tile_cols + max_direct_dense_kernel - 1, "a staged row is two columns a lane");
+
 template <class E>
 __device__ __forceinline__ void stage_inputs(float* to, const E* image, const dense_geometry& g, int first_channel,
                                              int count, int first_row, int first_col) {
-    const int warp = int(threadIdx.y), lane = int(threadIdx.x);
+    const int warp = int(threadIdx.y), lane = int(threadIdx.x), rows = count * g.staged_rows;
+    // Where staged row q, column s comes from; nullptr where it is padding.
+    const auto source = [&](int q, int s) -> const E* {
+        const int c = q / g.staged_rows, in_row = first_row + q - c * g.staged_rows - g.pad_top;
+        const int in_col = first_col + s - g.pad_left;
+        if (in_row < 0 || in_row >= g.height || in_col < 0 || in_col >= g.width) return nullptr;
+        return image + (std::int64_t(first_channel + c) * g.height + in_row) * g.width + in_col;
+    };
+    if constexpr (std::is_same_v<E, float>) {
 #pragma unroll 1
-    for (int c = 0; c < count; ++c) {
-#pragma unroll 1
-        for (int r = warp; r < g.staged_rows; r += tile_rows) {
-            const int in_row = first_row + r - g.pad_top;
-            const bool row_inside = in_row >= 0 && in_row < g.height;
-            const E* line = image + (std::int64_t(first_channel + c) * g.height + in_row) * g.width;
-            float* row = to + c * g.staged_floats() + r * g.staged_cols;
+        for (int q = warp; q < rows; q += tile_rows)
 #pragma unroll 1
             for (int s = lane; s < g.staged_cols; s += tile_cols) {
-                const int in_col = first_col + s - g.pad_left;
-                const bool inside = row_inside && in_col >= 0 && in_col < g.width;
-                if constexpr (std::is_same_v<E, float>) copy_4(row + s, inside ? line + in_col : image, inside ? 4 : 0);
-                else row[s] = inside ? to_float(line[in_col]) : 0.0f;
+                const float* from = source(q, s);
+                copy_4(to + q * g.staged_cols + s, from ? from : image, from ? 4 : 0);
             }
+    } else {
+#pragma unroll 1
+        for (int first = warp; first < rows; first += staged_rows_in_flight * tile_rows) {
+            float v[staged_rows_in_flight][2];
+#pragma unroll
+            for (int k = 0; k < staged_rows_in_flight; ++k)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int q = first + k * tile_rows, s = lane + h * tile_cols;
+                    const E* from = q < rows && s < g.staged_cols ? source(q, s) : nullptr;
+                    v[k][h] = from ? to_float(*from) : 0.0f;
+                }
+#pragma unroll
+            for (int k = 0; k < staged_rows_in_flight; ++k)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int q = first + k * tile_rows, s = lane + h * tile_cols;
+                    if (q < rows && s < g.staged_cols) to[q * g.staged_cols + s] = v[k][h];
+                }
         }
     }
 }
