@@ -36,26 +36,20 @@ constexpr int tile_cols = 32, tile_rows = 8, threads = tile_cols * tile_rows;
 constexpr std::size_t shared_budget = 48 * 1024;  // no opt-in: one attribute call fewer per launch
 constexpr std::int64_t max_grid_extent = 65535;   // a grid's y and z extents
 
-// Cost model (direct_dense_seconds): a cold start — the launch, the
-// kernel's code fetched from DRAM when the L2 does not hold it (its larger
-// part on a small problem: ~0.7 µs per KB of code, measured), the first
-// chunk's copies — by outputs a thread (their code sizes differ); a memory
-// latency per further chunk; then a thread's instructions per tap (the input
-// load, the weights' vector loads, the multiply-adds, the loop), at the rate
-// the H200's 132 x 128 lanes issue them with latency partly hidden, or, for
-// a problem of few blocks, one block's chain (two warps a scheduler).
-// Predictions, to be fitted to H200 runs (docs/performance.md, d1).
-constexpr double lane_instructions_per_second = 16e12;
-constexpr double scheduler_instructions_per_second = 1.0e9;
-constexpr double memory_latency_seconds = 1e-6;
-double cold_start_seconds(int outputs_per_thread) {
-    switch (outputs_per_thread) {
-        case 1: return 5.5e-6;
-        case 2: return 6.5e-6;
-        case 4: return 7.0e-6;
-        default: return 9.5e-6;
-    }
-}
+// Cost model (direct_dense_seconds), fitted to 56 H200 launches (14
+// problems x 4 outputs a thread, L2 flushed; 14% RMS relative error;
+// docs/performance.md, d1). A launch is a chain per warp, not a stream of
+// bytes: a fixed cost; each staging iteration of a warp (a staged row's
+// copies, ~320 cycles); then a thread's instructions (per tap: the input
+// load and loop, the weights' vector loads, the multiply-adds), each taking
+// the larger of a dependent instruction's latency and the issue slots of the
+// warps sharing its scheduler; a wave of blocks at a time.
+constexpr double fixed_seconds = 7.3e-6;
+constexpr double staging_iteration_seconds = 0.164e-6;
+constexpr double dependent_cycles = 2.0, issue_cycles_per_warp = 2.2;
+constexpr double clock_hz = 1.98e9;
+constexpr int sm_count = 132, most_resident_blocks = 8;  // the H200; 64 warps an SM
+constexpr std::size_t shared_per_sm = 228 * 1024, shared_reserved_per_block = 1024;
 
 // The extents the kernel reads, narrowed to int once fits_direct_dense has bounded them.
 struct dense_geometry {
@@ -262,15 +256,20 @@ __global__ void __launch_bounds__(threads)
 // The modelled seconds of a launch with n outputs a thread.
 double modelled_seconds(const problem& p, int n) {
     const dense_geometry g = geometry_of(p, n);
-    // The chunks after the first each wait out a memory latency (their copies are issued together).
-    const double staging = double(ceil_div(g.group_in, g.chunk) - 1) * memory_latency_seconds;
-    const double per_tap = 1.5 + double((n + 3) / 4) + double(n);  // input load + loop, weight loads, multiply-adds
-    const double taps_per_thread = double(p.group_in_channels() * p.kernel.height * p.kernel.width);
-    const double thread_instructions = taps_per_thread * per_tap;
-    const double all = double(block_count(p, n)) * threads * thread_instructions;
-    const double one_block_chain = 2.0 * thread_instructions;  // 8 warps on 4 schedulers
-    return cold_start_seconds(n) + staging +
-           std::max(all / lane_instructions_per_second, one_block_chain / scheduler_instructions_per_second);
+    const std::int64_t chunks = ceil_div(g.group_in, g.chunk);
+    const double staging_iterations =
+        double(chunks * (ceil_div(std::int64_t(g.chunk) * g.staged_rows, tile_rows) * ceil_div(g.staged_cols, tile_cols) +
+                         n * ceil_div(std::int64_t(g.chunk) * g.taps(), threads)));
+    const double per_tap = 1.5 + double((n + 3) / 4) + double(n);
+    const double thread_instructions = double(g.group_in) * g.taps() * per_tap;
+    const std::int64_t resident = std::clamp<std::int64_t>(
+        std::int64_t(shared_per_sm / (shared_bytes(g, n) + shared_reserved_per_block)), 1, most_resident_blocks);
+    const std::int64_t per_sm = ceil_div(block_count(p, n), sm_count);
+    const double waves = double(ceil_div(per_sm, resident));
+    const double warps_per_scheduler = 2.0 * double(std::min(per_sm, resident));
+    const double cycles = std::max(dependent_cycles, issue_cycles_per_warp * warps_per_scheduler);
+    return fixed_seconds + waves * (staging_iterations * staging_iteration_seconds +
+                                    thread_instructions * cycles / clock_hz);
 }
 
 bool grid_fits(const problem& p, int outputs_per_thread) {

@@ -21,8 +21,10 @@
 // traffic: a pair costs T^2 log2(T) x the family's
 // depthwise_pair_seconds_per_point, fitted to the depthwise suite. The
 // dispatch weighs this against the direct depthwise kernel
-// (src/direct/direct_depthwise.cu). Each path adds launch_seconds per kernel
-// it launches (small problems are all launch).
+// (src/direct/direct_depthwise.cu). Each path adds a fixed cost per kernel
+// it launches (small problems are all launch): dense_kernel_seconds on the
+// dense paths, launch_seconds on the depthwise ones (fitted with their
+// per-point figures).
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -40,6 +42,10 @@ constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
 constexpr double launch_seconds = 3e-6;
+// A dense pipeline kernel's fixed cost when the L2 holds nothing of it: its
+// launch and its first loads' trips to DRAM (measured: the four kernels of a
+// small dense problem take 20 µs where the byte/flop terms add up to 1–3).
+constexpr double dense_kernel_seconds = 5e-6;
 
 // Every extent 2^a 3^b 5^c 7^d in [lo, hi] (unordered): a few hundred below
 // 10^6, so the search below costs the same for any image size.
@@ -81,12 +87,12 @@ double detail::estimated_seconds(const problem& p, int tile_extent) {
                    detail::tile_family_of(tile_extent).depthwise_pair_seconds_per_point;
     }
     if (t.geometry.fused())
-        return 4.0 * launch_seconds + flops / gemm_flops_per_second +
+        return 4.0 * dense_kernel_seconds + flops / gemm_flops_per_second +
                (2.0 * spectrum_bytes + io_bytes) / fused_bytes_per_second;
     // The cuFFT path works in double (tile_geometry::double_intermediates): twice the bytes, and the
     // complex double GEMM on the FP64 tensor cores at about the same rate.
     const double real_bytes = 4.0 * tile * (in * rows + out * rows + group_in * out);
-    return 6.0 * launch_seconds + flops / gemm_flops_per_second +
+    return 6.0 * dense_kernel_seconds + flops / gemm_flops_per_second +
            (2.0 * 2.0 * (real_bytes + spectrum_bytes) + io_bytes) / cufft_bytes_per_second;
 }
 

@@ -208,6 +208,30 @@ TEST_CASE("small dense problems take the direct dense kernel; large ones and for
         CHECK(detail::fits_direct_dense(p));
         CHECK(choose_dispatch(p).path == path_kind::generic);
     }
+    // The winner measured on the H200 (d63eff1, L2 flushed; docs/performance.md,
+    // d1): the best of the kernel's four instantiations against the dispatch's
+    // FFT route. The two cost models must agree with it.
+    struct measured {
+        problem p;
+        bool direct_wins;  // µs: direct's best vs the FFT path's
+    };
+    for (const measured& m : {
+             measured{problem{1, 16, 16, 32, 32, 4}, true},     // 17.3 vs 20.6
+             measured{problem{2, 16, 16, 32, 32, 4}, true},     // 17.5 vs 20.4
+             measured{problem{3, 8, 12, 37, 29, 7}, true},      // 16.9 vs 20.4
+             measured{problem{1, 8, 8, 128, 128, 8}, true},     // 21.4 vs 24.4
+             measured{problem{1, 32, 32, 64, 64, 4}, false},    // 36.4 vs 22.4
+             measured{problem{2, 32, 32, 64, 64, 8}, false},    // 81.7 vs 27.5
+             measured{problem{1, 32, 32, 128, 128, 8}, false},  // 122 vs 33.2
+             measured{problem{8, 16, 16, 64, 64, 8}, false},    // 64.1 vs 36.4
+             measured{problem{1, 48, 48, 18, 18, 8}, false},    // 87.8 vs 24.6
+             measured{problem{1, 16, 16, 64, 64, 16}, false},   // 78.9 vs 29.9
+             measured{problem{2, 64, 64, 32, 32, 3}, false},    // 52.7 vs 26.7
+             measured{problem{4, 32, 32, 32, 32, 5}, false},    // 47.0 vs 23.3
+         }) {
+        CAPTURE(to_string(m.p));
+        CHECK((choose_dispatch(m.p).path == path_kind::direct) == m.direct_wins);
+    }
     // Kernels past max_direct_dense_kernel, and grids past CUDA's limits.
     CHECK_FALSE(detail::fits_direct_dense(problem{1, 2, 2, 40, 40, 33}));
     CHECK_FALSE(detail::fits_direct_dense(problem{70000, 2, 2, 8, 8, 3}));
