@@ -122,8 +122,7 @@ std::int64_t block_count(const problem& p, int outputs_per_thread) {
 // A chunk's input rows under the tile into shared memory (zero outside the
 // image: the padding), a warp a staged row, a thread at most two of its
 // columns. Floats go by cp.async from a loop that is not unrolled: every
-// load in flight at once, and little code (a small launch's code is itself
-// fetched from DRAM when the L2 is cold). Half types widen on the way,
+// load in flight at once, no registers held. Half types widen on the way,
 // four rows' loads in flight a thread before their stores.
 constexpr int staged_rows_in_flight = 4;
 static_assert(2 * tile_cols >= tile_cols + max_direct_dense_kernel - 1, "a staged row is two columns a lane");

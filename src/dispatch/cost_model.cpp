@@ -42,9 +42,9 @@ constexpr double gemm_flops_per_second = 40e12;
 constexpr double fused_bytes_per_second = 3e12;
 constexpr double cufft_bytes_per_second = 1e12;
 constexpr double launch_seconds = 3e-6;
-// A dense pipeline kernel's fixed cost when the L2 holds nothing of it: its
-// launch and its first loads' trips to DRAM (measured: the four kernels of a
-// small dense problem take 20 µs where the byte/flop terms add up to 1–3).
+// A dense pipeline kernel's fixed cost with a cold L2 (H200, measured: the
+// four kernels of a small dense problem take 20 µs where the byte/flop terms
+// add up to 1–3; an empty kernel alone takes 2.7 µs between events).
 constexpr double dense_kernel_seconds = 5e-6;
 
 // Every extent 2^a 3^b 5^c 7^d in [lo, hi] (unordered): a few hundred below

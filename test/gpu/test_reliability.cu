@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "conv_check.hpp"
+#include "direct/direct_dense.hpp"
 #include "direct/narrow_depthwise.hpp"
 #include "fftconv/detail/runtime/engine.hpp"
 
@@ -533,6 +534,13 @@ TEST_CASE("2000 distinct shapes on one context: the plan cache stays bounded, re
         CHECK(ctx.engine().workspace_capacity() == 0);
     };
     run_round(0);
+    // Kernels load lazily, and a load takes device memory for good: load
+    // every outputs-a-thread instantiation of the direct dense kernel, which
+    // round 1's larger images may choose where round 0's did not.
+    for (const int n : {1, 2, 4, 8})
+        detail::direct_dense(ctx.engine(), problem{1, 5, 5, 16, 16, 3}, x.data(), w.data(), nullptr, y.data(), n);
+    FFTCONV_CUDA_TRY(cudaDeviceSynchronize());
+    ctx.release();
     const std::size_t baseline = free_device_bytes();
     run_round(1);
     const std::size_t after = free_device_bytes();
