@@ -10,8 +10,15 @@
 // columns, no bank conflicts) and one broadcast vector, and does
 // outputs_per_thread multiply-adds.
 //
-// Accuracy: each output is a three-level float sum — over a filter row's
-// taps, over a channel's rows, over the channels — not one chain of
+// A launch on a small problem is a chain of dependent instructions per warp
+// (a few blocks, a few hundred taps an output), not a stream of bytes. So a
+// block may split its input channels over `slices` of 256 threads
+// (blockDim.z): every warp stages, each slice sums its share of the channels,
+// and slice 0 adds the other slices' partial sums, in slice order.
+//
+// Accuracy: each output is a four-level float sum — over a filter row's
+// taps, over a channel's rows, over a slice's channels, over the slices —
+// not one chain of
 // C x Kh x Kw terms: each level's rounding grows with the square root of
 // its own length, which keeps C = 64, K = 8 (4096 products) far inside the
 // 5e-7 relative L2 bar.
@@ -32,7 +39,8 @@ namespace fftconv::detail {
 
 namespace {
 
-constexpr int tile_cols = 32, tile_rows = 8, threads = tile_cols * tile_rows;
+constexpr int tile_cols = 32, tile_rows = 8, threads = tile_cols * tile_rows;  // a slice's threads
+constexpr int most_slices = 4;
 constexpr std::size_t shared_budget = 48 * 1024;  // no opt-in: one attribute call fewer per launch
 constexpr std::int64_t max_grid_extent = 65535;   // a grid's y and z extents
 
@@ -58,6 +66,7 @@ struct dense_geometry {
     int tiles_wide, blocks_per_group;  // output tiles along a row; channel blocks in a group
     int chunk;                         // input channels staged at a time
     int staged_rows, staged_cols;      // a staged channel's input rows under the tile
+    int slices;                        // blockDim.z: the block's input channels split this many ways
 
     __host__ __device__ int staged_floats() const { return staged_rows * staged_cols; }
     __host__ __device__ int taps() const { return kernel_height * kernel_width; }
@@ -86,8 +95,10 @@ __device__ __forceinline__ void load_tap(const float* at, float (&weights)[N]) {
     }
 }
 
-dense_geometry geometry_of(const problem& p, int outputs_per_thread) {
+dense_geometry geometry_of(const problem& p, direct_dense_shape shape) {
+    const int outputs_per_thread = shape.outputs_per_thread;
     dense_geometry g{};
+    g.slices = shape.slices;
     g.in_channels = int(p.in_channels);
     g.out_channels = int(p.out_channels);
     g.group_in = int(p.group_in_channels());
@@ -110,8 +121,11 @@ dense_geometry geometry_of(const problem& p, int outputs_per_thread) {
     return g;
 }
 
+// The staged chunk; after the last one, the same memory holds slices 1…'s partial sums.
 std::size_t shared_bytes(const dense_geometry& g, int outputs_per_thread) {
-    return sizeof(float) * (std::size_t(g.weights_offset()) + std::size_t(g.chunk) * std::size_t(g.taps() * outputs_per_thread));
+    const std::size_t staged = std::size_t(g.weights_offset()) + std::size_t(g.chunk) * std::size_t(g.taps() * outputs_per_thread);
+    const std::size_t partials = std::size_t(g.slices - 1) * std::size_t(outputs_per_thread) * threads;
+    return sizeof(float) * std::max(staged, partials);
 }
 
 std::int64_t block_count(const problem& p, int outputs_per_thread) {
@@ -119,50 +133,63 @@ std::int64_t block_count(const problem& p, int outputs_per_thread) {
            ceil_div(p.group_out_channels(), outputs_per_thread) * p.batch;
 }
 
+// The block's warps (all slices') and its threads, counted across slices.
+__device__ __forceinline__ int block_warp() { return int(threadIdx.z) * tile_rows + int(threadIdx.y); }
+__device__ __forceinline__ int block_thread() { return block_warp() * tile_cols + int(threadIdx.x); }
+
 // A chunk's input rows under the tile into shared memory (zero outside the
 // image: the padding), a warp a staged row, a thread at most two of its
-// columns. Floats go by cp.async from a loop that is not unrolled: every
-// load in flight at once, no registers held. Half types widen on the way,
-// four rows' loads in flight a thread before their stores.
+// columns; the warp steps its (channel, row) without dividing. Floats go by
+// cp.async from a loop that is not unrolled: every load in flight at once, no
+// registers held. Half types widen on the way, four rows' loads in flight a
+// thread before their stores.
 constexpr int staged_rows_in_flight = 4;
 static_assert(2 * tile_cols >= tile_cols + max_direct_dense_kernel - 1, "a staged row is two columns a lane");
 
 template <class E>
 __device__ __forceinline__ void stage_inputs(float* to, const E* image, const dense_geometry& g, int first_channel,
                                              int count, int first_row, int first_col) {
-    const int warp = int(threadIdx.y), lane = int(threadIdx.x), rows = count * g.staged_rows;
-    // Where staged row q, column s comes from; nullptr where it is padding.
-    const auto source = [&](int q, int s) -> const E* {
-        const int c = q / g.staged_rows, in_row = first_row + q - c * g.staged_rows - g.pad_top;
-        const int in_col = first_col + s - g.pad_left;
+    const int warps = g.slices * tile_rows, lane = int(threadIdx.x), rows = count * g.staged_rows;
+    const int first = block_warp();
+    // Where column s of staged row r of channel c comes from; nullptr where it is padding.
+    const auto source = [&](int c, int r, int s) -> const E* {
+        const int in_row = first_row + r - g.pad_top, in_col = first_col + s - g.pad_left;
         if (in_row < 0 || in_row >= g.height || in_col < 0 || in_col >= g.width) return nullptr;
         return image + (std::int64_t(first_channel + c) * g.height + in_row) * g.width + in_col;
     };
+    int c = first / g.staged_rows, r = first - c * g.staged_rows;
+    const auto step = [&] {
+        r += warps;
+        while (r >= g.staged_rows) {
+            r -= g.staged_rows;
+            ++c;
+        }
+    };
     if constexpr (std::is_same_v<E, float>) {
 #pragma unroll 1
-        for (int q = warp; q < rows; q += tile_rows)
+        for (int q = first; q < rows; q += warps, step())
 #pragma unroll 1
             for (int s = lane; s < g.staged_cols; s += tile_cols) {
-                const float* from = source(q, s);
+                const float* from = source(c, r, s);
                 copy_4(to + q * g.staged_cols + s, from ? from : image, from ? 4 : 0);
             }
     } else {
 #pragma unroll 1
-        for (int first = warp; first < rows; first += staged_rows_in_flight * tile_rows) {
+        for (int q0 = first; q0 < rows; q0 += staged_rows_in_flight * warps) {
             float v[staged_rows_in_flight][2];
 #pragma unroll
-            for (int k = 0; k < staged_rows_in_flight; ++k)
+            for (int k = 0; k < staged_rows_in_flight; ++k, step())
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    const int q = first + k * tile_rows, s = lane + h * tile_cols;
-                    const E* from = q < rows && s < g.staged_cols ? source(q, s) : nullptr;
+                    const int q = q0 + k * warps, s = lane + h * tile_cols;
+                    const E* from = q < rows && s < g.staged_cols ? source(c, r, s) : nullptr;
                     v[k][h] = from ? to_float(*from) : 0.0f;
                 }
 #pragma unroll
             for (int k = 0; k < staged_rows_in_flight; ++k)
 #pragma unroll
                 for (int h = 0; h < 2; ++h) {
-                    const int q = first + k * tile_rows, s = lane + h * tile_cols;
+                    const int q = q0 + k * warps, s = lane + h * tile_cols;
                     if (q < rows && s < g.staged_cols) to[q * g.staged_cols + s] = v[k][h];
                 }
         }
@@ -174,18 +201,18 @@ __device__ __forceinline__ void stage_inputs(float* to, const E* image, const de
 template <int N>
 __device__ __forceinline__ void stage_weights(float* to, const float* w, const dense_geometry& g, int first_channel,
                                               int count, int first_out, int group_end) {
-    const int linear = int(threadIdx.y) * tile_cols + int(threadIdx.x), values = count * g.taps();
+    const int linear = block_thread(), block_threads = g.slices * threads, values = count * g.taps();
 #pragma unroll 1
     for (int j = 0; j < N; ++j) {
         const int o = first_out + j;
         const float* from = w + (std::int64_t(min(o, group_end - 1)) * g.group_in + first_channel) * g.taps();
 #pragma unroll 1
-        for (int i = linear; i < values; i += threads) copy_4(to + i * N + j, from + i, o < group_end ? 4 : 0);
+        for (int i = linear; i < values; i += block_threads) copy_4(to + i * N + j, from + i, o < group_end ? 4 : 0);
     }
 }
 
 template <int OutputsPerThread, class E>
-__global__ void __launch_bounds__(threads)
+__global__ void __launch_bounds__(threads * most_slices, 1)
     direct_dense_tiles(dense_geometry g, const E* __restrict__ x, const float* __restrict__ w,
                        const float* __restrict__ bias, E* __restrict__ y) {
     constexpr int n = OutputsPerThread;
@@ -194,7 +221,7 @@ __global__ void __launch_bounds__(threads)
     float* inputs = shared;
     float* weights = shared + g.weights_offset();  // [channel][tap][output channel]
 
-    const int col = threadIdx.x, row = threadIdx.y;
+    const int col = threadIdx.x, row = threadIdx.y, slice = threadIdx.z;
     const int tile_row = int(blockIdx.x) / g.tiles_wide, tile_col = int(blockIdx.x) - tile_row * g.tiles_wide;
     const int first_out_row = tile_row * tile_rows, first_out_col = tile_col * tile_cols;
     const int group = int(blockIdx.y) / g.blocks_per_group;
@@ -204,7 +231,7 @@ __global__ void __launch_bounds__(threads)
     const std::int64_t sample = blockIdx.z;
     const E* image = x + (sample * g.in_channels + first_in) * std::int64_t(g.height) * g.width;
 
-    float total[n];
+    float total[n];  // this slice's channels
 #pragma unroll
     for (int j = 0; j < n; ++j) total[j] = 0.0f;
     for (int c0 = 0; c0 < g.group_in; c0 += g.chunk) {
@@ -215,9 +242,10 @@ __global__ void __launch_bounds__(threads)
         wait_all_copies();
         __syncthreads();
 
-        const float* at = inputs + row * g.staged_cols + col;
-        const float* tap = weights;
-        for (int c = 0; c < count; ++c, at += staged) {
+        // The slice's channels of the chunk: slice, slice + slices, …
+        const float* at = inputs + slice * staged + row * g.staged_cols + col;
+        const float* tap = weights + slice * taps * n;
+        for (int c = slice; c < count; c += g.slices, at += g.slices * staged, tap += (g.slices - 1) * taps * n) {
             float channel[n];
 #pragma unroll
             for (int j = 0; j < n; ++j) channel[j] = 0.0f;
@@ -243,6 +271,19 @@ __global__ void __launch_bounds__(threads)
         }
     }
 
+    if (g.slices > 1) {  // slices 1… hand their sums to slice 0 through the staging memory
+        __syncthreads();
+        const int thread = row * tile_cols + col;
+        if (slice > 0)
+#pragma unroll
+            for (int j = 0; j < n; ++j) shared[((slice - 1) * n + j) * threads + thread] = total[j];
+        __syncthreads();
+        if (slice > 0) return;
+        for (int s = 1; s < g.slices; ++s)
+#pragma unroll
+            for (int j = 0; j < n; ++j) total[j] += shared[((s - 1) * n + j) * threads + thread];
+    }
+
     const int out_row = first_out_row + row, out_col = first_out_col + col;
     if (out_row >= g.out_height || out_col >= g.out_width) return;
     const std::int64_t plane = std::int64_t(g.out_height) * g.out_width;
@@ -252,20 +293,27 @@ __global__ void __launch_bounds__(threads)
         if (first_out + j < group_end) out[j * plane] = from_float<E>(total[j] + (bias ? bias[first_out + j] : 0.0f));
 }
 
-// The modelled seconds of a launch with n outputs a thread.
-double modelled_seconds(const problem& p, int n) {
-    const dense_geometry g = geometry_of(p, n);
-    const std::int64_t chunks = ceil_div(g.group_in, g.chunk);
-    const double staging_iterations =
-        double(chunks * (ceil_div(std::int64_t(g.chunk) * g.staged_rows, tile_rows) * ceil_div(g.staged_cols, tile_cols) +
-                         n * ceil_div(std::int64_t(g.chunk) * g.taps(), threads)));
+// The modelled seconds of a launch of `shape`: per warp, its staging
+// iterations and its slice's share of the taps; slices shorten both and put
+// more warps on each scheduler.
+double modelled_seconds(const problem& p, direct_dense_shape shape) {
+    const int n = shape.outputs_per_thread, slices = shape.slices;
+    const dense_geometry g = geometry_of(p, shape);
+    const std::int64_t chunks = ceil_div(g.group_in, g.chunk), last = g.group_in - (chunks - 1) * g.chunk;
+    const std::int64_t warps = std::int64_t(slices) * tile_rows;
+    const auto staging = [&](std::int64_t count) {
+        return ceil_div(count * g.staged_rows, warps) * ceil_div(g.staged_cols, tile_cols) +
+               n * ceil_div(count * g.taps(), warps * tile_cols);
+    };
+    const double staging_iterations = double((chunks - 1) * staging(g.chunk) + staging(last));
+    const std::int64_t slice_channels = (chunks - 1) * ceil_div(g.chunk, slices) + ceil_div(last, slices);
     const double per_tap = 1.5 + double((n + 3) / 4) + double(n);
-    const double thread_instructions = double(g.group_in) * g.taps() * per_tap;
+    const double thread_instructions = double(slice_channels) * g.taps() * per_tap;
     const std::int64_t resident = std::clamp<std::int64_t>(
-        std::int64_t(shared_per_sm / (shared_bytes(g, n) + shared_reserved_per_block)), 1, most_resident_blocks);
+        std::int64_t(shared_per_sm / (shared_bytes(g, n) + shared_reserved_per_block)), 1, most_resident_blocks / slices);
     const std::int64_t per_sm = ceil_div(block_count(p, n), sm_count);
     const double waves = double(ceil_div(per_sm, resident));
-    const double warps_per_scheduler = 2.0 * double(std::min(per_sm, resident));
+    const double warps_per_scheduler = 2.0 * double(slices) * double(std::min(per_sm, resident));
     const double cycles = std::max(dependent_cycles, issue_cycles_per_warp * warps_per_scheduler);
     return fixed_seconds + waves * (staging_iterations * staging_iteration_seconds +
                                     thread_instructions * cycles / clock_hz);
@@ -275,29 +323,33 @@ bool grid_fits(const problem& p, int outputs_per_thread) {
     return p.groups * ceil_div(p.group_out_channels(), outputs_per_thread) <= max_grid_extent;
 }
 
-// The outputs a thread computes, 1, 2, 4 or 8: the cheapest by the model
-// among those no larger than the group's output channels.
-int cheapest_outputs_per_thread(const problem& p) {
-    int best = 1;
+// The model's cheapest shape: outputs a thread 1, 2, 4 or 8 (none beyond the
+// group's output channels), slices 1, 2 or 4 (none beyond its input channels).
+direct_dense_shape cheapest_shape(const problem& p) {
+    direct_dense_shape best{1, 1};
     double best_seconds = std::numeric_limits<double>::infinity();
     for (const int n : {1, 2, 4, 8}) {
         if (n > 1 && n > p.group_out_channels()) break;
-        const double s = modelled_seconds(p, n);
-        if (s < best_seconds) {
-            best = n;
-            best_seconds = s;
+        for (const int slices : {1, 2, 4}) {
+            if (slices > 1 && slices > p.group_in_channels()) break;
+            const double s = modelled_seconds(p, {n, slices});
+            if (s < best_seconds) {
+                best = {n, slices};
+                best_seconds = s;
+            }
         }
     }
     return best;
 }
 
 template <int N, class E>
-void launch_dense(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y) {
-    const dense_geometry g = geometry_of(p, N);
+void launch_dense(engine& e, const problem& p, direct_dense_shape shape, const E* x, const float* w,
+                  const float* bias, E* y) {
+    const dense_geometry g = geometry_of(p, shape);
     const dim3 grid(unsigned(ceil_div(p.out_height(), tile_rows) * g.tiles_wide),
                     unsigned(p.groups * g.blocks_per_group), unsigned(p.batch));
-    launch(direct_dense_tiles<N, E>, grid, dim3(tile_cols, tile_rows), shared_bytes(g, N), e.stream(), g, x, w,
-           bias, y);
+    launch(direct_dense_tiles<N, E>, grid, dim3(tile_cols, tile_rows, unsigned(shape.slices)), shared_bytes(g, N),
+           e.stream(), g, x, w, bias, y);
 }
 
 }  // namespace
@@ -313,27 +365,37 @@ bool fits_direct_dense(const problem& p) {
            p.height * p.width <= std::numeric_limits<int>::max();
 }
 
-double direct_dense_seconds(const problem& p) { return modelled_seconds(p, cheapest_outputs_per_thread(p)); }
+direct_dense_shape direct_dense_choice(const problem& p) { return cheapest_shape(p); }
+
+double direct_dense_seconds(const problem& p) { return modelled_seconds(p, cheapest_shape(p)); }
+
+double direct_dense_seconds(const problem& p, direct_dense_shape shape) { return modelled_seconds(p, shape); }
 
 template <activation_element E>
 void direct_dense(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y,
-                  int outputs_per_thread) {
-    if (outputs_per_thread == 0) outputs_per_thread = cheapest_outputs_per_thread(p);
-    if (!grid_fits(p, outputs_per_thread))
-        throw_invalid("fftconv: direct_dense: " + std::to_string(outputs_per_thread) +
+                  direct_dense_shape shape) {
+    if (shape.outputs_per_thread != 1 && shape.outputs_per_thread != 2 && shape.outputs_per_thread != 4 &&
+        shape.outputs_per_thread != 8)
+        throw_invalid("fftconv: direct_dense: outputs a thread must be 1, 2, 4 or 8, not " +
+                      std::to_string(shape.outputs_per_thread));
+    if (shape.slices != 1 && shape.slices != 2 && shape.slices != 4)
+        throw_invalid("fftconv: direct_dense: slices must be 1, 2 or 4, not " + std::to_string(shape.slices));
+    if (!grid_fits(p, shape.outputs_per_thread))
+        throw_invalid("fftconv: direct_dense: " + std::to_string(shape.outputs_per_thread) +
                       " outputs a thread leave too many channel blocks for the grid of " + to_string(p));
-    switch (outputs_per_thread) {
-        case 8: return launch_dense<8>(e, p, x, w, bias, y);
-        case 4: return launch_dense<4>(e, p, x, w, bias, y);
-        case 2: return launch_dense<2>(e, p, x, w, bias, y);
-        case 1: return launch_dense<1>(e, p, x, w, bias, y);
-        default: throw_invalid("fftconv: direct_dense: outputs a thread must be 1, 2, 4 or 8");
+    switch (shape.outputs_per_thread) {
+        case 8: return launch_dense<8>(e, p, shape, x, w, bias, y);
+        case 4: return launch_dense<4>(e, p, shape, x, w, bias, y);
+        case 2: return launch_dense<2>(e, p, shape, x, w, bias, y);
+        default: return launch_dense<1>(e, p, shape, x, w, bias, y);
     }
 }
 
-template void direct_dense(engine&, const problem&, const float*, const float*, const float*, float*, int);
+template void direct_dense(engine&, const problem&, const float*, const float*, const float*, float*,
+                           direct_dense_shape);
 template void direct_dense(engine&, const problem&, const __nv_bfloat16*, const float*, const float*,
-                           __nv_bfloat16*, int);
-template void direct_dense(engine&, const problem&, const __half*, const float*, const float*, __half*, int);
+                           __nv_bfloat16*, direct_dense_shape);
+template void direct_dense(engine&, const problem&, const __half*, const float*, const float*, __half*,
+                           direct_dense_shape);
 
 }  // namespace fftconv::detail

@@ -24,17 +24,29 @@ inline constexpr std::int64_t max_direct_dense_kernel = 32;
 // and a grid within CUDA's limits (batch and channel blocks below 2^16).
 bool fits_direct_dense(const problem& p);
 
-// Its predicted time for a problem that fits (the same units as
-// dispatch/cost_model.hpp's estimate of the FFT path).
+// How a launch divides the work: output channels a thread (1, 2, 4 or 8)
+// and slices of a block that split the input channels (1, 2 or 4).
+struct direct_dense_shape {
+    int outputs_per_thread = 1, slices = 1;
+};
+
+// The cost model (the same units as dispatch/cost_model.hpp's estimate of
+// the FFT path) for a problem that fits: a shape's predicted time, its
+// cheapest shape, and that shape's time.
+double direct_dense_seconds(const problem& p, direct_dense_shape shape);
+direct_dense_shape direct_dense_choice(const problem& p);
 double direct_dense_seconds(const problem& p);
 
 // y = conv2d(x, w) + bias for a problem that fits; bias may be null; x and
 // y float, __nv_bfloat16 or __half (FP32 arithmetic, one rounding out).
-// Needs no workspace; one launch on e.stream(). outputs_per_thread: 0, the
-// cost model's choice; or 1, 2, 4 or 8 output channels a thread (tests run
-// each).
+// Needs no workspace; one launch on e.stream(), of the given shape (tests
+// run each) or the cost model's.
 template <activation_element E>
 void direct_dense(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y,
-                  int outputs_per_thread = 0);
+                  direct_dense_shape shape);
+template <activation_element E>
+void direct_dense(engine& e, const problem& p, const E* x, const float* w, const float* bias, E* y) {
+    direct_dense(e, p, x, w, bias, y, direct_dense_choice(p));
+}
 
 }  // namespace fftconv::detail

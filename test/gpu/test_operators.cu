@@ -180,15 +180,18 @@ TEST_CASE("the direct dense kernel: chosen for small dense problems, right for e
             for (const bool with_bias : {false, true}) check_both_kinds(ctx, p, with_bias, false, seed += 2);
             check_both_kinds(ctx, p, true, true, seed += 2);  // through a filter spectrum: the FFT pipeline
         }
-        // 8 outputs a thread where a group has 3: blocks of mostly idle channels.
-        for (const int n : {1, 2, 4, 8}) {
-            CAPTURE(n);
-            const testing::conv_runner dense = [n](context& r, const problem& q, const float* x, const float* w,
-                                                   float* y) {
-                detail::direct_dense(r.engine(), q, x, w, nullptr, y, n);
-            };
-            testing::check_conv(ctx, p, seed += 2, dense);
-        }
+        // 8 outputs a thread where a group has 3: blocks of mostly idle
+        // channels; 4 slices where a group has fewer input channels: idle slices.
+        for (const int n : {1, 2, 4, 8})
+            for (const int slices : {1, 2, 4}) {
+                CAPTURE(n);
+                CAPTURE(slices);
+                const testing::conv_runner dense = [n, slices](context& r, const problem& q, const float* x,
+                                                               const float* w, float* y) {
+                    detail::direct_dense(r.engine(), q, x, w, nullptr, y, detail::direct_dense_shape{n, slices});
+                };
+                testing::check_conv(ctx, p, seed += 2, dense);
+            }
     }
 }
 
