@@ -44,19 +44,26 @@ constexpr int most_slices = 4;
 constexpr std::size_t shared_budget = 48 * 1024;  // no opt-in: one attribute call fewer per launch
 constexpr std::int64_t max_grid_extent = 65535;   // a grid's y and z extents
 
-// Cost model (direct_dense_seconds), fitted to 56 H200 launches (14
-// problems x 4 outputs a thread, L2 flushed; 14% RMS relative error;
-// docs/performance.md, d1). A launch is a chain per warp, not a stream of
-// bytes: a fixed cost; each staging iteration of a warp (a staged row's
-// copies, ~320 cycles); then a thread's instructions (per tap: the input
-// load and loop, the weights' vector loads, the multiply-adds), each taking
-// the larger of a dependent instruction's latency and the issue slots of the
-// warps sharing its scheduler; a wave of blocks at a time.
-constexpr double fixed_seconds = 7.3e-6;
-constexpr double staging_iteration_seconds = 0.164e-6;
-constexpr double dependent_cycles = 2.0, issue_cycles_per_warp = 2.2;
+// Cost model (direct_dense_seconds), fitted to the 99 of 192 H200 launches
+// (16 problems x 4 outputs a thread x 3 slice counts, L2 flushed) within
+// 1.5x of their problem's fastest: 7% RMS relative error there, 12% over
+// all 192, and each problem's fastest shape chosen (docs/performance.md, d2).
+// A launch is a chain per warp, not a stream of bytes: a fixed cost; each
+// staging iteration of a warp (a staged row's copies); a round trip to
+// memory for each chunk after the first (staged, then computed: not
+// overlapped); then a thread's instructions (per tap: the input load and
+// loop, the weights' vector loads, the multiply-adds; per filter row: its
+// sums and addresses), each taking the issue slots of the warps sharing its
+// scheduler; a wave of resident blocks at a time.
+constexpr double fixed_seconds = 6.25e-6;
+constexpr double staging_iteration_seconds = 0.17e-6;
+constexpr double chunk_seconds = 2.25e-6;
+constexpr double issue_cycles_per_warp = 1.45;
 constexpr double clock_hz = 1.98e9;
-constexpr int sm_count = 132, most_resident_blocks = 8;  // the H200; 64 warps an SM
+// The H200: 132 SMs of 4 schedulers; 64 K registers and 228 KiB of shared
+// memory an SM. ptxas gives the kernel up to 64 registers a thread (its
+// launch bound), which holds an SM to 1024 resident threads.
+constexpr int sm_count = 132, schedulers_per_sm = 4, resident_threads = 1024;
 constexpr std::size_t shared_per_sm = 228 * 1024, shared_reserved_per_block = 1024;
 
 // The extents the kernel reads, narrowed to int once fits_direct_dense has bounded them.
@@ -308,14 +315,16 @@ double modelled_seconds(const problem& p, direct_dense_shape shape) {
     const double staging_iterations = double((chunks - 1) * staging(g.chunk) + staging(last));
     const std::int64_t slice_channels = (chunks - 1) * ceil_div(g.chunk, slices) + ceil_div(last, slices);
     const double per_tap = 1.5 + double((n + 3) / 4) + double(n);
-    const double thread_instructions = double(slice_channels) * g.taps() * per_tap;
+    const double per_row = 3.0 + 2.0 * n;
+    const double thread_instructions = double(slice_channels) * (g.taps() * per_tap + g.kernel_height * per_row);
     const std::int64_t resident = std::clamp<std::int64_t>(
-        std::int64_t(shared_per_sm / (shared_bytes(g, n) + shared_reserved_per_block)), 1, most_resident_blocks / slices);
+        std::int64_t(shared_per_sm / (shared_bytes(g, n) + shared_reserved_per_block)), 1,
+        resident_threads / (threads * slices));
     const std::int64_t per_sm = ceil_div(block_count(p, n), sm_count);
     const double waves = double(ceil_div(per_sm, resident));
-    const double warps_per_scheduler = 2.0 * double(slices) * double(std::min(per_sm, resident));
-    const double cycles = std::max(dependent_cycles, issue_cycles_per_warp * warps_per_scheduler);
-    return fixed_seconds + waves * (staging_iterations * staging_iteration_seconds +
+    const double warps_per_scheduler = double(warps * std::min(per_sm, resident)) / schedulers_per_sm;
+    const double cycles = issue_cycles_per_warp * warps_per_scheduler;
+    return fixed_seconds + waves * (staging_iterations * staging_iteration_seconds + double(chunks - 1) * chunk_seconds +
                                     thread_instructions * cycles / clock_hz);
 }
 

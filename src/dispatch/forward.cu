@@ -15,7 +15,7 @@ void run_forward(engine& e, const route& r, const problem& p, const activations&
             const auto* x = static_cast<const E*>(io.in);
             auto* y = static_cast<E*>(io.out);
             if (is_depthwise(p)) direct_depthwise(e, p, x, filter.w, bias, y);
-            else direct_dense(e, p, x, filter.w, bias, y);
+            else direct_dense(e, p, x, filter.w, bias, y, r.dense_shape);
         });
     } else if (r.entry != nullptr) {
         r.entry->run(e, p, io, filter, bias);

@@ -44,7 +44,8 @@ route find_route(std::span<const specialization> registered, const problem& p, i
         if (matches(s.config, p)) return {&s, decision(path_kind::compiled, p, s.config.tile_extent)};
     const int tile_extent = choose_tile_extent(p);
     if (fits_direct(p) && direct_seconds(p) < estimated_seconds(p, tile_extent))
-        return {nullptr, decision(path_kind::direct, p, tile_extent)};
+        return {nullptr, decision(path_kind::direct, p, tile_extent),
+                is_depthwise(p) ? direct_dense_shape{} : direct_dense_choice(p)};
     return {nullptr, decision(path_kind::generic, p, tile_extent)};
 }
 

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "direct/direct_dense.hpp"
 #include "fftconv/dispatch.hpp"
 #include "fftconv/problem.hpp"
 
@@ -19,10 +20,13 @@ namespace fftconv::detail {
 inline constexpr int max_forced_tile_extent = 1 << 16;
 
 // What runs a forward problem: a specialization (registered or compiled), or
-// (entry null) the generic or the direct path, with `decision.geometry`.
+// (entry null) the generic or the direct path, with `decision.geometry`; on
+// the direct path for a dense problem, the launch's shape (chosen once with
+// the route, not at every call).
 struct route {
     const specialization* entry;
     dispatch_decision decision;
+    direct_dense_shape dense_shape{};
 };
 
 // Validates `p` and `forced_tile_extent`, then looks in `registered` (latest
