@@ -72,6 +72,7 @@ bench::run_info describe(const options& o, int device, const bench::l2_flusher& 
     info.repetitions = o.repetitions;
     info.l2_flush = o.flush;
     info.reuse_filter = o.reuse_filter;
+    info.replay = o.replay;
     info.l2_flush_bytes = flusher.bytes();
     info.element = o.element;
     return info;
@@ -150,6 +151,7 @@ bench::algorithm_result run_fftconv(const problem& p, int forced_tile, const act
     const std::size_t free_before = free_device_bytes();
     context ctx(stream);
     ctx.force_tile_extent(forced_tile);
+    ctx.replay_repeated_calls(o.replay);
     const dispatch_decision d = ctx.plan(p);
     if (decision != nullptr) *decision = d;
     r.detail = d.path == path_kind::direct && !o.reuse_filter

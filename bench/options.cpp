@@ -160,6 +160,10 @@ options parse_options(int argc, char** argv) {
     bool no_flush = false, no_cudnn = false, no_generic = false;
     app.add_flag("--no-flush", no_flush, "Do not flush L2 before each timed call");
     app.add_flag("--reuse-filter", o.reuse_filter, "Transform the filter once and reuse it (inference)");
+    bool no_replay = false;
+    app.add_flag("--no-replay", no_replay,
+                 "Launch every kernel of every call: no replay of repeated forward calls as CUDA graphs "
+                 "(context::replay_repeated_calls(false); the eager host path)");
     app.add_flag("--no-cudnn", no_cudnn, "Skip the cuDNN peers");
     app.add_flag("--no-generic", no_generic,
                  "Skip the generic-path comparison (by default every shape on a compiled configuration is "
@@ -200,6 +204,7 @@ options parse_options(int argc, char** argv) {
     for (const element_type e : {element_type::float32, element_type::bfloat16, element_type::float16})
         if (element == to_string(e)) o.element = e;
     o.flush = !no_flush;
+    o.replay = !no_replay;
     o.cudnn = !no_cudnn;
     o.compare_generic = !no_generic;
     for (const std::string& s : shapes) o.shapes.push_back(parse_shape(s));

@@ -26,6 +26,7 @@ struct options {
     int repetitions = 100;
     bool flush = true;
     bool reuse_filter = false;
+    bool replay = true;  // fftconv's replay of repeated calls as CUDA graphs (--no-replay: off)
     bool cudnn = true;
     // For each shape on a compiled configuration, also time the generic path
     // forced to the same tile extent (row "fftconv-generic"): what the

@@ -213,9 +213,10 @@ void print_table(const run_info& info, const std::vector<shape_result>& shapes) 
     std::printf("\nfftconv-bench, suite %s, on %s (driver %s, CUDA runtime %s), fftconv %s, commit %s\n",
                 info.suite.c_str(), info.gpu.c_str(), info.driver.c_str(), info.cuda_runtime.c_str(),
                 fftconv::version_string(), info.commit.c_str());
-    std::printf("%d timed calls per algorithm and shape, %s, %s\n", info.repetitions,
+    std::printf("%d timed calls per algorithm and shape, %s, %s%s\n", info.repetitions,
                 info.l2_flush ? "L2 flushed before each" : "L2 NOT flushed",
-                info.reuse_filter ? "filter transformed once and reused" : "fresh filter FFT in every call");
+                info.reuse_filter ? "filter transformed once and reused" : "fresh filter FFT in every call",
+                info.replay ? "" : ", no replay of repeated calls");
     if (info.element != element_type::float32)
         std::printf("activations %s (fftconv reads and writes them, computes in FP32); their bar: rel L2 <= %.3g, "
                     "every element within %.3g |exact| more than the float bar\n",
@@ -269,6 +270,7 @@ void write_json(const std::string& path, const run_info& info, const std::vector
         {"l2_flush", info.l2_flush},
         {"l2_flush_bytes", info.l2_flush_bytes},
         {"reuse_filter", info.reuse_filter},
+        {"replay", info.replay},
     };
     const bool half = info.element != element_type::float32;
     if (half) out["element"] = to_string(info.element);  // absent: float32 (the float32 output is unchanged)
@@ -340,6 +342,7 @@ void write_markdown(const std::string& path, const run_info& info, const std::ve
       << ", fftconv " << fftconv::version_string() << ", commit `" << markdown_text(info.commit) << "`, " << info.date << ". " << info.repetitions
       << " timed calls each, " << (info.l2_flush ? "L2 flushed before every call" : "no L2 flush")
       << ", " << (info.reuse_filter ? "filter transformed once" : "filter FFT in every call")
+      << (info.replay ? ", repeated calls replayed as CUDA graphs" : ", no replay of repeated calls")
       << ". Accuracy against a float64 direct convolution: relative L2 (≤ " << number(reference::max_relative_l2)
       << " passes; ≤ " << number(reference::max_filter_gradient_l2)
       << " for a filter gradient), and the worst element as a fraction of " << number(reference::absolute_tolerance) << " + "

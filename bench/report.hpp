@@ -67,6 +67,7 @@ struct run_info {
     int repetitions = 0;
     bool l2_flush = true;
     bool reuse_filter = false;
+    bool replay = true;
     std::size_t l2_flush_bytes = 0;
     element_type element = element_type::float32;  // --element: the activations' type
 };

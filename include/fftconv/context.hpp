@@ -22,6 +22,11 @@
 // calls grow the workspace (the buffer it uses is kept) until release(),
 // which invalidates graphs captured from this context.
 //
+// Repeated calls. A conv2d call repeated with the same problem, pointers and
+// workspace limit is captured by the context into a CUDA graph on its second
+// sighting and enqueued by one graph launch from then on: the same kernels
+// and results, a fraction of the host time (replay_repeated_calls).
+//
 // Checks. Every call first checks that the context's device is current, that
 // no CUDA error from earlier work is pending (that error is left untouched
 // and named in the message), and that x, w and y are device memory of this
@@ -51,6 +56,7 @@
 namespace fftconv {
 
 namespace detail {
+class call_graphs;
 class engine;
 class router;
 }
@@ -109,6 +115,11 @@ public:
     // cuFFT plan and every buffer kept for CUDA graphs (which become invalid).
     void release();
 
+    // On (the default): conv2d calls seen before replay as CUDA graphs (see
+    // the top). Off: every call launches its kernels, and the graphs held are
+    // dropped.
+    void replay_repeated_calls(bool enabled);
+
     // Makes the cuFFT plans and grows the workspace for `p` now, so the next call on
     // `p` allocates nothing (needed before stream capture).
     void reserve(const problem& p);
@@ -160,6 +171,7 @@ public:
     // The machinery, for code that instantiates its own configurations
     // (fftconv/specialize.cuh). Not part of the stable API.
     detail::engine& engine() noexcept { return *engine_; }
+    const detail::call_graphs& call_graphs() const noexcept { return *graphs_; }
 
 private:
     void conv2d(const problem& p, detail::activations io, const float* w, const float* bias);
@@ -168,6 +180,7 @@ private:
 
     std::unique_ptr<detail::engine> engine_;  // the resources: handles, cuFFT plans, workspace, streams
     std::unique_ptr<detail::router> router_;  // which code runs each call
+    std::unique_ptr<detail::call_graphs> graphs_;  // repeated calls as CUDA graphs
 };
 
 // A filter already in the frequency domain, with the geometry it was made

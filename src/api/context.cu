@@ -8,6 +8,7 @@
 #include "dispatch/router.hpp"
 #include "fftconv/context.hpp"
 #include "fftconv/detail/pipeline/spectral_product.hpp"
+#include "fftconv/detail/runtime/call_graphs.hpp"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/engine.hpp"
 #include "fftconv/detail/runtime/pointer_check.hpp"
@@ -18,6 +19,25 @@
 
 namespace fftconv {
 namespace {
+
+// What decides a forward call's work (call_graphs.hpp): the direct path's one
+// launch gains nothing from a graph.
+std::optional<detail::call_key> graph_key(const problem& p, const detail::route& r, const detail::activations& io,
+                                          const float* w, const void* spectrum, const float* bias,
+                                          std::size_t workspace_limit) {
+    if (r.decision.path == path_kind::direct && w != nullptr) return std::nullopt;
+    return detail::call_key{.p = p,
+                            .element_type = int(io.type),
+                            .x = io.in,
+                            .y = io.out,
+                            .w = w,
+                            .spectrum = spectrum,
+                            .bias = bias,
+                            .route_entry = r.entry,
+                            .route_path = int(r.decision.path),
+                            .tile_extent = r.decision.geometry.tile_extent(),
+                            .workspace_limit = workspace_limit};
+}
 
 void require_pointer(const void* p, const char* name) {
     if (p == nullptr) detail::throw_invalid(std::string("fftconv: ") + name + " is a null pointer");
@@ -54,7 +74,9 @@ void require_kernel_image(int device) {
 }  // namespace
 
 context::context(cudaStream_t stream)
-    : engine_(std::make_unique<detail::engine>(stream)), router_(std::make_unique<detail::router>()) {
+    : engine_(std::make_unique<detail::engine>(stream)),
+      router_(std::make_unique<detail::router>()),
+      graphs_(std::make_unique<detail::call_graphs>()) {
     require_kernel_image(engine_->device());
 }
 context::~context() = default;
@@ -69,8 +91,15 @@ void context::force_tile_extent(int t) { router_->force_tile_extent(t); }
 void context::set_workspace_limit(std::size_t bytes) { engine_->workspace_limit = bytes; }
 std::size_t context::workspace_limit() const noexcept { return engine_->workspace_limit; }
 
-void context::release() { engine_->release(); }
-void context::set_workspace_allocator(const workspace_allocator& allocator) { engine_->set_allocator(allocator); }
+void context::release() {
+    graphs_->clear();
+    engine_->release();
+}
+void context::replay_repeated_calls(bool enabled) { graphs_->set_enabled(enabled); }
+void context::set_workspace_allocator(const workspace_allocator& allocator) {
+    graphs_->clear();
+    engine_->set_allocator(allocator);
+}
 
 dispatch_decision context::plan(const problem& p) const { return router_->forward(p).decision; }
 
@@ -89,7 +118,12 @@ void context::reserve(const problem& p) {
 void context::conv2d(const problem& p, detail::activations io, const float* w, const float* bias) {
     require_pointer(w, "w");
     detail::check_operands(*engine_, p, io, w, bias);
-    detail::run_forward(*engine_, router_->forward(p), p, io, detail::filter_input{w, {}}, bias);
+    const detail::route r = router_->forward(p);
+    const auto enqueue = [&] { detail::run_forward(*engine_, r, p, io, detail::filter_input{w, {}}, bias); };
+    if (const auto key = graph_key(p, r, io, w, nullptr, bias, engine_->workspace_limit))
+        graphs_->run(*engine_, *key, enqueue);
+    else
+        enqueue();
 }
 
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
@@ -122,7 +156,8 @@ void context::conv2d(const problem& p, detail::activations io, const filter_spec
             " runs with tile_extent=" + std::to_string(runs_with.tile_extent()));
     const std::int64_t bin_stride = detail::bin_stride(p.group_in_channels() * p.out_channels, runs_with);
     const detail::filter_operand given{w.data(), 0, p.out_channels, bin_stride};
-    detail::run_forward(*engine_, route, p, io, detail::filter_input{nullptr, given}, bias);
+    const auto enqueue = [&] { detail::run_forward(*engine_, route, p, io, detail::filter_input{nullptr, given}, bias); };
+    graphs_->run(*engine_, *graph_key(p, route, io, nullptr, w.data(), bias, engine_->workspace_limit), enqueue);
 }
 
 filter_spectrum::filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups, int device)

@@ -115,7 +115,7 @@ const fft_transform& engine::transform_for(const fft_transform_key& key) {
     ++transform_uses_;
     if (auto it = transforms_.find(key); it != transforms_.end()) {
         it->second.last_use = transform_uses_;
-        it->second.pinned = it->second.pinned || capturing_;
+        it->second.pinned = it->second.pinned || (capturing_ && !own_capture_);
         return it->second.transform;
     }
     if (capturing_)
@@ -130,6 +130,7 @@ const fft_transform& engine::transform_for(const fft_transform_key& key) {
         if (victim != transforms_.end()) {
             FFTCONV_CUDA_TRY(cudaStreamSynchronize(stream_));  // its last launch may still be queued
             transforms_.erase(victim);
+            ++generation_;
         }
     }
 
@@ -157,6 +158,7 @@ const fft_transform& engine::transform_for(const fft_transform_key& key) {
 }
 
 void engine::attach_blas_workspace() {
+    ++generation_;
     blas_workspace_.reset();
     blas_workspace_ = allocate_device(blas_workspace_bytes, "the cuBLAS workspace", allocator_, stream_);
     FFTCONV_CUBLAS_TRY(cublasSetWorkspace(blas_.get(), blas_workspace_.get(), blas_workspace_bytes));
@@ -176,6 +178,7 @@ void* engine::grow(device_buffer& buffer, std::size_t& held, std::size_t bytes, 
         if (capturing_)
             refuse_during_capture("this problem needs " + std::to_string(bytes) + " bytes of " + what +
                                   " and the context holds " + std::to_string(held));
+        ++generation_;
         if (captured_ && buffer) kept_for_graphs_.push_back(std::move(buffer));
         if (buffer && !allocator_.is_default()) synchronize_streams();
         buffer.reset();
@@ -217,6 +220,28 @@ void engine::release() {
     scratch_bytes_ = 0;
     kept_for_graphs_.clear();
     captured_ = false;
+    ++generation_;
+}
+
+cudaStream_t engine::begin_own_capture() {
+    if (!capture_stream_) {
+        cudaStream_t s = nullptr;
+        FFTCONV_CUDA_TRY(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        capture_stream_.reset(s);
+    }
+    FFTCONV_CUBLAS_TRY(cublasSetStream(blas_.get(), capture_stream_.get()));
+    captured_from_ = stream_;
+    stream_ = capture_stream_.get();
+    capturing_ = true;
+    own_capture_ = true;
+    return stream_;
+}
+
+void engine::end_own_capture() noexcept {
+    stream_ = captured_from_;
+    (void)cublasSetStream(blas_.get(), stream_);  // cannot fail for a handle and stream of ours
+    capturing_ = false;
+    own_capture_ = false;
 }
 
 void engine::execute(const fft_transform& p, fft_direction direction, void* in, void* out, void* work) {

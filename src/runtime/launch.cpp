@@ -16,4 +16,6 @@ void record_launch(const void* code) {
     if (recording != nullptr) recording->push_back(code);
 }
 
+bool recording_launches() noexcept { return recording != nullptr; }
+
 }  // namespace fftconv::detail

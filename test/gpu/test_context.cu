@@ -3,9 +3,11 @@
 // untouched, and configurations compiled by user code.
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "conv_check.hpp"
+#include "fftconv/detail/runtime/call_graphs.hpp"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
 #include "fftconv/specialize.cuh"
 
@@ -132,6 +134,105 @@ TEST_CASE("after reserve, calls are captured in a CUDA graph and replay correctl
         CHECK(a.passes());
     }
     CHECK(ctx.engine().workspace_capacity() == capacity);
+}
+
+namespace {
+
+// One repeated call of `p` on fixed pointers, fresh inputs each round (normal,
+// then positive), `run` enqueuing it on ctx: every round against the
+// float64 oracle, and bit for bit against the same call on a context that
+// replays nothing (under the same workspace limit: the same passes).
+// `between(round)` runs after each round.
+template <class Run, class Between>
+void check_repeated(context& ctx, const problem& p, Run&& run, Between&& between) {
+    context eager;
+    eager.replay_repeated_calls(false);
+    eager.set_workspace_limit(ctx.workspace_limit());
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto bias = reference::make_device_array<float>(p.out_channels);
+    auto y = reference::make_device_array<float>(p.output_elements());
+    auto y_eager = reference::make_device_array<float>(p.output_elements());
+    auto exact = reference::make_device_array<double>(p.output_elements());
+    for (int round = 0; round < 6; ++round) {
+        CAPTURE(round);
+        const auto kind = round % 2 ? reference::input_kind::uniform : reference::input_kind::normal;
+        reference::fill_input(kind, x.data(), x.size, 300 + round, ctx.stream());
+        reference::fill_input(kind, w.data(), w.size, 400 + round, ctx.stream());
+        reference::fill_normal(bias.data(), bias.size, 500 + round, ctx.stream());
+        reference::fill_nan(y.data(), y.size, ctx.stream());
+        run(ctx, x.data(), w.data(), bias.data(), y.data());
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+        eager.conv2d(p, x.data(), w.data(), bias.data(), y_eager.data());
+        reference::direct_conv_gpu(p, x.data(), w.data(), exact.data(), eager.stream(), bias.data());
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(eager.stream()));
+        const auto got = reference::to_host(y.data(), y.size);
+        const auto expected = reference::to_host(y_eager.data(), y_eager.size);
+        CHECK(reference::compare(got, reference::to_host(exact.data(), exact.size)).passes());
+        CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+        between(round);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("repeated calls replay as CUDA graphs: the eager call's bits, on fresh inputs, through resource changes") {
+    // The fused dense pipeline with its side stream, the cuFFT path, and the
+    // fused depthwise kernel; on the legacy default stream (captured on a
+    // private one) and on a stream of the caller's.
+    const problem depthwise{.batch = 4, .in_channels = 16, .out_channels = 16, .height = 56, .width = 56,
+                            .kernel = 31, .padding = 15, .groups = 16};
+    testing::stream_holder own;
+    for (const problem& p : {problem{2, 64, 64, 100, 90, 8}, problem{1, 5, 9, 70, 63, 33}, depthwise}) {
+        for (const cudaStream_t stream : {cudaStream_t{}, own.s}) {
+            CAPTURE(to_string(p));
+            context ctx(stream);
+            REQUIRE(ctx.plan(p).path != path_kind::direct);
+            const problem larger{2, 32, 32, 300, 300, 9};  // grows the workspace: every graph dropped
+            auto big = testing::make_conv_tensors(larger, 9, reference::input_kind::normal, stream);
+            const auto plain = [&](context& c, const float* x, const float* w, const float* b, float* y) {
+                c.conv2d(p, x, w, b, y);
+            };
+            // Rounds 0 eager, 1 captured, 2 replayed; the growth; 3 eager, 4 captured, 5 replayed.
+            check_repeated(ctx, p, plain, [&](int round) {
+                if (round == 2) ctx.conv2d(larger, big.x.data(), big.w.data(), big.y.data());
+            });
+            CHECK(ctx.call_graphs().replays() == 2);
+            CHECK(ctx.call_graphs().graphs() == 1);
+            // A new workspace limit is another call (its passes may differ).
+            ctx.set_workspace_limit(ctx.workspace_size(p) / 2);
+            check_repeated(ctx, p, plain, [](int) {});
+            CHECK(ctx.call_graphs().replays() == 2 + 4);
+            ctx.release();
+            CHECK(ctx.call_graphs().graphs() == 0);
+        }
+    }
+}
+
+TEST_CASE("a repeated call through a filter spectrum replays; with replay off none does") {
+    const problem p{2, 64, 64, 100, 90, 8};
+    for (const bool replay : {true, false}) {
+        CAPTURE(replay);
+        context ctx, eager;
+        ctx.replay_repeated_calls(replay);
+        eager.replay_repeated_calls(false);
+        auto t = testing::make_conv_tensors(p, 21);
+        auto y_eager = reference::make_device_array<float>(p.output_elements());
+        const filter_spectrum spectrum = ctx.transform_filter(p, t.w.data());
+        for (int round = 0; round < 4; ++round) {
+            CAPTURE(round);
+            reference::fill_normal(t.x.data(), t.x.size, 600 + round, ctx.stream());
+            ctx.conv2d(p, t.x.data(), spectrum, t.y.data());
+            FFTCONV_CUDA_TRY(cudaStreamSynchronize(ctx.stream()));
+            eager.conv2d(p, t.x.data(), t.w.data(), y_eager.data());  // the same bits (the test above)
+            FFTCONV_CUDA_TRY(cudaStreamSynchronize(eager.stream()));
+            const auto got = reference::to_host(t.y.data(), t.y.size);
+            const auto expected = reference::to_host(y_eager.data(), y_eager.size);
+            CHECK(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)) == 0);
+        }
+        CHECK(ctx.call_graphs().replays() == (replay ? 2u : 0u));
+        CHECK(ctx.call_graphs().graphs() == (replay ? 1u : 0u));
+    }
 }
 
 TEST_CASE("the workspace grows to the largest problem and then stays") {

@@ -93,6 +93,18 @@ public:
     void begin_call();
     bool capturing() const noexcept { return capturing_; }
 
+    // While the context itself captures a call into a graph (call_graphs.hpp),
+    // the call's work goes to a private stream being captured (the caller's
+    // stream may be the legacy default stream, which cannot be); nothing may
+    // allocate or make a plan (as in a caller's capture), but nothing is
+    // pinned or kept for that graph either: every change of the resources a
+    // graph refers to (workspace, scratch or cuBLAS workspace reallocated, a
+    // plan evicted, release) bumps generation(), and the context drops its
+    // graphs. begin_own_capture returns the stream to capture.
+    cudaStream_t begin_own_capture();
+    void end_own_capture() noexcept;
+    std::uint64_t generation() const noexcept { return generation_; }
+
     // The cached cuFFT plan for `key`, made on first use (no work area
     // attached yet). The cache keeps the transform_cache_capacity most recently
     // used cuFFT plans; those used while capturing a graph are kept until release().
@@ -153,11 +165,15 @@ private:
     cudaStream_t stream_;
     int device_ = 0;
     bool capturing_ = false;
-    bool captured_ = false;  // some call was captured: the workspace may be in a graph
+    bool own_capture_ = false;  // the context's own capture (capturing_ is set too)
+    bool captured_ = false;     // some call was captured by a caller: the workspace may be in their graph
+    std::uint64_t generation_ = 0;
     cublas_handle blas_;
     workspace_allocator allocator_{};
     device_buffer blas_workspace_;
     owned_stream side_;
+    owned_stream capture_stream_;  // made on the first own capture
+    cudaStream_t captured_from_ = nullptr;  // stream_ during an own capture
     owned_event events_[3];  // indexed by side_event
     owned_event stream_change_;
     std::map<fft_transform_key, cached_transform> transforms_;

@@ -23,4 +23,8 @@ private:
 // Appends `code` to the active recorder's log, if any.
 void record_launch(const void* code);
 
+// Whether a recorder is active on this thread (a replayed graph launches its
+// kernels without passing through launch()).
+bool recording_launches() noexcept;
+
 }  // namespace fftconv::detail

@@ -1,0 +1,79 @@
+// src/runtime/call_graphs.cpp — see fftconv/detail/runtime/call_graphs.hpp.
+#include "fftconv/detail/runtime/call_graphs.hpp"
+
+#include <algorithm>
+
+#include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/engine.hpp"
+#include "fftconv/detail/runtime/launch.hpp"
+
+namespace fftconv::detail {
+
+void call_graphs::set_enabled(bool enabled) noexcept {
+    enabled_ = enabled;
+    if (!enabled) clear();
+}
+
+std::size_t call_graphs::graphs() const noexcept {
+    return std::size_t(std::count_if(entries_.begin(), entries_.end(), [](const entry& e) { return bool(e.graph); }));
+}
+
+call_graphs::entry& call_graphs::remember(const call_key& key) {
+    if (entries_.size() < capacity) return entries_.emplace_back(entry{key});
+    auto oldest = std::min_element(entries_.begin(), entries_.end(),
+                                   [](const entry& a, const entry& b) { return a.last_use < b.last_use; });
+    *oldest = entry{key};
+    return *oldest;
+}
+
+bool call_graphs::capture(engine& e, entry& slot, const std::function<void()>& enqueue) {
+    const cudaStream_t target = e.stream();
+    const cudaStream_t stream = e.begin_own_capture();
+    bool enqueued = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
+    cudaGraph_t graph = nullptr;
+    if (enqueued) {
+        try {
+            enqueue();
+        } catch (...) {
+            enqueued = false;  // e.g. a plan or more workspace needed: nothing of it ran
+        }
+        enqueued = cudaStreamEndCapture(stream, &graph) == cudaSuccess && enqueued;
+    }
+    e.end_own_capture();
+    cudaGraphExec_t made = nullptr;
+    const bool instantiated = enqueued && cudaGraphInstantiate(&made, graph, 0) == cudaSuccess;
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    if (!instantiated) {
+        (void)cudaGetLastError();  // the capture's own error, not sticky: the call then runs eagerly
+        return false;
+    }
+    slot.graph.reset(made);
+    FFTCONV_CUDA_TRY(cudaGraphLaunch(made, target));
+    return true;
+}
+
+void call_graphs::run(engine& e, const call_key& key, const std::function<void()>& enqueue) {
+    if (!enabled_ || e.capturing() || recording_launches()) return enqueue();
+    if (e.generation() != generation_) {
+        entries_.clear();
+        generation_ = e.generation();
+    }
+    auto found = std::find_if(entries_.begin(), entries_.end(), [&](const entry& x) { return x.key == key; });
+    if (found == entries_.end()) {  // first sighting: eager, making what the call needs
+        remember(key).last_use = ++uses_;
+        return enqueue();
+    }
+    entry& slot = *found;
+    slot.last_use = ++uses_;
+    if (slot.graph) {
+        FFTCONV_CUDA_TRY(cudaGraphLaunch(slot.graph.get(), e.stream()));
+        ++replays_;
+        return;
+    }
+    if (slot.capture_dropped || !capture(e, slot, enqueue)) {
+        slot.capture_dropped = true;
+        enqueue();  // may grow the workspace: the next call then drops every graph
+    }
+}
+
+}  // namespace fftconv::detail
