@@ -25,7 +25,9 @@
  * Memory: problems larger than the workspace limit run in passes within it
  * (fftconv_set_workspace_limit); fftconv_release frees the cached plans and
  * workspace. CUDA graphs: call fftconv_reserve for a problem before capturing
- * a call on it; graphs stay valid until fftconv_release.
+ * a call on it; graphs stay valid until fftconv_release. A forward call
+ * repeated with the same problem and pointers is replayed by the context as a
+ * CUDA graph of its own from its third call on (fftconv_set_replay).
  *
  *   fftconv_context ctx;
  *   fftconv_conv2d_desc d = FFTCONV_CONV2D_DESC_INIT;   (struct_size set, defaults)
@@ -108,6 +110,10 @@ fftconv_status fftconv_set_stream(fftconv_context context, cudaStream_t stream);
 fftconv_status fftconv_set_workspace_limit(fftconv_context context, size_t bytes);
 /* Waits for the context's work, then frees its workspace and cached cuFFT plans. */
 fftconv_status fftconv_release(fftconv_context context);
+/* Nonzero (the default): forward calls seen before with the same problem and
+ * pointers replay as CUDA graphs (one launch instead of one per kernel; same
+ * results). Zero: every call launches its kernels. */
+fftconv_status fftconv_set_replay(fftconv_context context, int enabled);
 /* Later workspace allocations of `context` call allocate(state, bytes, stream)
  * (NULL: it has none) and give memory back with deallocate(state, pointer,
  * bytes, stream) once no work of the context uses it; both NULL restore

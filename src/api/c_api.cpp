@@ -135,6 +135,13 @@ fftconv_status fftconv_set_workspace_limit(fftconv_context context, size_t bytes
     });
 }
 
+fftconv_status fftconv_set_replay(fftconv_context context, int enabled) {
+    return guarded([&] {
+        require(context, "context");
+        context->cxx.replay_repeated_calls(enabled != 0);
+    });
+}
+
 fftconv_status fftconv_set_workspace_allocator(fftconv_context context,
                                                void* (*allocate)(void*, size_t, cudaStream_t),
                                                void (*deallocate)(void*, void*, size_t, cudaStream_t), void* state) {

@@ -76,6 +76,20 @@ TEST_CASE("the C ABI computes conv2d and reports errors with codes and messages"
     // A successful call clears the message.
     CHECK(fftconv_conv2d(ctx, &p, x.data(), w.data(), y.data()) == FFTCONV_SUCCESS);
     CHECK(std::string(fftconv_last_error()).empty());
+
+    // The same call repeated: replayed as the context's own graph from the
+    // third call on, and right every time; with replay off as well.
+    for (int call = 0; call < 5; ++call) {
+        CAPTURE(call);
+        if (call == 4) CHECK(fftconv_set_replay(ctx, 0) == FFTCONV_SUCCESS);
+        fftconv::reference::fill_nan(y.data(), y.size, nullptr);
+        REQUIRE(fftconv_conv2d(ctx, &p, x.data(), w.data(), y.data()) == FFTCONV_SUCCESS);
+        REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+        CHECK(fftconv::reference::compare(fftconv::reference::to_host(y.data(), y.size),
+                                          fftconv::reference::to_host(exact.data(), exact.size))
+                  .passes());
+    }
+    CHECK(fftconv_set_replay(nullptr, 1) == FFTCONV_INVALID_ARGUMENT);
     CHECK(fftconv_destroy(ctx) == FFTCONV_SUCCESS);
     CHECK(fftconv_destroy(nullptr) == FFTCONV_SUCCESS);
 }
