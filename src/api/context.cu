@@ -20,12 +20,14 @@
 namespace fftconv {
 namespace {
 
-// What decides a forward call's work (call_graphs.hpp): the direct path's one
-// launch gains nothing from a graph.
+// What decides a forward call's work (call_graphs.hpp), for the calls worth
+// a graph: not the direct path's one launch, nor a call so long that its
+// launches hide behind the device's work.
 std::optional<detail::call_key> graph_key(const problem& p, const detail::route& r, const detail::activations& io,
                                           const float* w, const void* spectrum, const float* bias,
                                           std::size_t workspace_limit) {
     if (r.decision.path == path_kind::direct && w != nullptr) return std::nullopt;
+    if (r.modelled_seconds > detail::call_graphs::longest_replayed_seconds) return std::nullopt;
     return detail::call_key{.p = p,
                             .element_type = int(io.type),
                             .x = io.in,
@@ -157,7 +159,10 @@ void context::conv2d(const problem& p, detail::activations io, const filter_spec
     const std::int64_t bin_stride = detail::bin_stride(p.group_in_channels() * p.out_channels, runs_with);
     const detail::filter_operand given{w.data(), 0, p.out_channels, bin_stride};
     const auto enqueue = [&] { detail::run_forward(*engine_, route, p, io, detail::filter_input{nullptr, given}, bias); };
-    graphs_->run(*engine_, *graph_key(p, route, io, nullptr, w.data(), bias, engine_->workspace_limit), enqueue);
+    if (const auto key = graph_key(p, route, io, nullptr, w.data(), bias, engine_->workspace_limit))
+        graphs_->run(*engine_, *key, enqueue);
+    else
+        enqueue();
 }
 
 filter_spectrum::filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups, int device)

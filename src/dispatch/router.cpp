@@ -52,7 +52,10 @@ route find_route(std::span<const specialization> registered, const problem& p, i
 route router::forward(const problem& p) const {
     for (const remembered& r : recent_)
         if (r.known && r.p == p) return r.r;
-    const route found = find_route(registered_, p, forced_tile_extent_);
+    route found = find_route(registered_, p, forced_tile_extent_);
+    found.modelled_seconds = found.decision.path == path_kind::direct
+                                 ? direct_seconds(p)
+                                 : estimated_seconds(p, found.decision.geometry.tile_extent());
     recent_[next_recent_] = {true, p, found};
     next_recent_ = (next_recent_ + 1) % int(recent_.size());
     return found;

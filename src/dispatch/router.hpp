@@ -22,11 +22,13 @@ inline constexpr int max_forced_tile_extent = 1 << 16;
 // What runs a forward problem: a specialization (registered or compiled), or
 // (entry null) the generic or the direct path, with `decision.geometry`; on
 // the direct path for a dense problem, the launch's shape (chosen once with
-// the route, not at every call).
+// the route, not at every call); and the cost model's time for the call
+// (router::forward's routes; 0 from find_route).
 struct route {
     const specialization* entry;
     dispatch_decision decision;
     direct_dense_shape dense_shape{};
+    double modelled_seconds = 0;
 };
 
 // Validates `p` and `forced_tile_extent`, then looks in `registered` (latest

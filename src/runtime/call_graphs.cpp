@@ -2,6 +2,8 @@
 #include "fftconv/detail/runtime/call_graphs.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <string>
 
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/engine.hpp"
@@ -29,24 +31,35 @@ call_graphs::entry& call_graphs::remember(const call_key& key) {
 bool call_graphs::capture(engine& e, entry& slot, const std::function<void()>& enqueue) {
     const cudaStream_t target = e.stream();
     const cudaStream_t stream = e.begin_own_capture();
-    bool enqueued = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) == cudaSuccess;
-    cudaGraph_t graph = nullptr;
-    if (enqueued) {
-        try {
-            enqueue();
-        } catch (...) {
-            enqueued = false;  // e.g. a plan or more workspace needed: nothing of it ran
-        }
-        enqueued = cudaStreamEndCapture(stream, &graph) == cudaSuccess && enqueued;
+    const auto dropped = [&](std::string why) {
+        (void)cudaGetLastError();  // the capture's own error, not sticky: the call then runs eagerly
+        last_drop_ = std::move(why);
+        return false;
+    };
+    if (const cudaError_t begun = cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal);
+        begun != cudaSuccess) {
+        e.end_own_capture();
+        return dropped(std::string("cudaStreamBeginCapture: ") + cudaGetErrorName(begun));
     }
+    std::string failure;
+    try {
+        enqueue();
+    } catch (const std::exception& error) {
+        failure = error.what();  // e.g. a plan or more workspace needed: nothing of it ran
+    } catch (...) {
+        failure = "an exception";
+    }
+    cudaGraph_t graph = nullptr;
+    const cudaError_t ended = cudaStreamEndCapture(stream, &graph);
     e.end_own_capture();
     cudaGraphExec_t made = nullptr;
-    const bool instantiated = enqueued && cudaGraphInstantiate(&made, graph, 0) == cudaSuccess;
+    const cudaError_t instantiated =
+        failure.empty() && ended == cudaSuccess ? cudaGraphInstantiate(&made, graph, 0) : cudaSuccess;
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
-    if (!instantiated) {
-        (void)cudaGetLastError();  // the capture's own error, not sticky: the call then runs eagerly
-        return false;
-    }
+    if (!failure.empty()) return dropped(failure);
+    if (ended != cudaSuccess) return dropped(std::string("cudaStreamEndCapture: ") + cudaGetErrorName(ended));
+    if (instantiated != cudaSuccess)
+        return dropped(std::string("cudaGraphInstantiate: ") + cudaGetErrorName(instantiated));
     slot.graph.reset(made);
     FFTCONV_CUDA_TRY(cudaGraphLaunch(made, target));
     return true;
@@ -70,8 +83,8 @@ void call_graphs::run(engine& e, const call_key& key, const std::function<void()
         ++replays_;
         return;
     }
-    if (slot.capture_dropped || !capture(e, slot, enqueue)) {
-        slot.capture_dropped = true;
+    if (slot.dropped_captures >= most_dropped_captures || !capture(e, slot, enqueue)) {
+        ++slot.dropped_captures;
         enqueue();  // may grow the workspace: the next call then drops every graph
     }
 }

@@ -197,6 +197,7 @@ TEST_CASE("repeated calls replay as CUDA graphs: the eager call's bits, on fresh
             check_repeated(ctx, p, plain, [&](int round) {
                 if (round == 2) ctx.conv2d(larger, big.x.data(), big.w.data(), big.y.data());
             });
+            INFO("the latest dropped capture: ", ctx.call_graphs().last_dropped_capture());
             CHECK(ctx.call_graphs().replays() == 2);
             CHECK(ctx.call_graphs().graphs() == 1);
             // A new workspace limit is another call (its passes may differ).

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -59,6 +60,14 @@ public:
     // The calls remembered at once (the most recent): a training step's few
     // layers, or a loop over a few shapes.
     static constexpr std::size_t capacity = 16;
+    // Calls the cost model gives longer than this run eagerly: ten times the
+    // host time of the FFT path's launches, which the device's work hides
+    // then; and the two 0.61 ms leaderboard shapes measured 2% slower as
+    // graphs (docs/performance.md, d2).
+    static constexpr double longest_replayed_seconds = 0.3e-3;
+    // Captures a call may drop before it runs eagerly for good (until the
+    // graphs are dropped): one may fail on what only that call made.
+    static constexpr int most_dropped_captures = 2;
 
     // Enqueues the call `key` on e.stream(): by replaying its graph, by
     // capturing `enqueue` into one, or by running `enqueue` (which enqueues
@@ -72,12 +81,15 @@ public:
     // Graphs held, and calls enqueued by replaying one (tests).
     std::size_t graphs() const noexcept;
     std::uint64_t replays() const noexcept { return replays_; }
+    // Why the latest capture was dropped (empty: none was), for tests and
+    // for a caller wondering why a call is not replayed.
+    const std::string& last_dropped_capture() const noexcept { return last_drop_; }
 
 private:
     struct entry {
         call_key key;
-        owned_graph_exec graph;  // null: seen once, or its capture was dropped
-        bool capture_dropped = false;
+        owned_graph_exec graph;  // null: seen once, or its captures were dropped
+        int dropped_captures = 0;
         std::uint64_t last_use = 0;
     };
     entry& remember(const call_key& key);
@@ -90,6 +102,7 @@ private:
     std::uint64_t uses_ = 0;
     std::uint64_t replays_ = 0;
     bool enabled_ = true;
+    std::string last_drop_;
 };
 
 }  // namespace fftconv::detail
