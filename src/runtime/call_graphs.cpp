@@ -67,8 +67,11 @@ bool call_graphs::capture(engine& e, entry& slot, const std::function<void()>& e
 
 void call_graphs::run(engine& e, const call_key& key, const std::function<void()>& enqueue) {
     if (!enabled_ || e.capturing() || recording_launches()) return enqueue();
-    if (e.generation() != generation_) {
-        entries_.clear();
+    if (e.generation() != generation_) {  // the graphs may refer to what is gone; the sightings stay
+        for (entry& x : entries_) {
+            x.graph.reset();
+            x.dropped_captures = 0;
+        }
         generation_ = e.generation();
     }
     auto found = std::find_if(entries_.begin(), entries_.end(), [&](const entry& x) { return x.key == key; });
