@@ -20,25 +20,27 @@
 namespace fftconv {
 namespace {
 
-// What decides a forward call's work (call_graphs.hpp), for the calls worth
-// a graph: not the direct path's one launch, nor a call so long that its
-// launches hide behind the device's work.
-std::optional<detail::call_key> graph_key(const problem& p, const detail::route& r, const detail::activations& io,
-                                          const float* w, const void* spectrum, const float* bias,
-                                          std::size_t workspace_limit) {
-    if (r.decision.path == path_kind::direct && w != nullptr) return std::nullopt;
-    if (r.modelled_seconds > detail::call_graphs::longest_replayed_seconds) return std::nullopt;
-    return detail::call_key{.p = p,
-                            .element_type = int(io.type),
-                            .x = io.in,
-                            .y = io.out,
-                            .w = w,
-                            .spectrum = spectrum,
-                            .bias = bias,
-                            .route_entry = r.entry,
-                            .route_path = int(r.decision.path),
-                            .tile_extent = r.decision.geometry.tile_extent(),
-                            .workspace_limit = workspace_limit};
+// Runs a checked forward call: through `graphs` where a graph is worth it
+// (call_graphs.hpp) — not the direct path's one launch, nor a call so long
+// that its launches hide behind the device's work — else directly.
+void run_call(detail::engine& e, detail::call_graphs& graphs, const problem& p, const detail::route& r,
+              const detail::activations& io, const detail::filter_input& filter, const float* bias) {
+    const auto enqueue = [&] { detail::run_forward(e, r, p, io, filter, bias); };
+    if ((r.decision.path == path_kind::direct && filter.w != nullptr) ||
+        r.modelled_seconds > detail::call_graphs::longest_replayed_seconds)
+        return enqueue();
+    const detail::call_key key{.p = p,
+                               .element_type = int(io.type),
+                               .x = io.in,
+                               .y = io.out,
+                               .w = filter.w,
+                               .spectrum = filter.given.data,
+                               .bias = bias,
+                               .route_entry = r.entry,
+                               .route_path = int(r.decision.path),
+                               .tile_extent = r.decision.geometry.tile_extent(),
+                               .workspace_limit = e.workspace_limit};
+    graphs.run(e, key, enqueue);
 }
 
 void require_pointer(const void* p, const char* name) {
@@ -120,12 +122,7 @@ void context::reserve(const problem& p) {
 void context::conv2d(const problem& p, detail::activations io, const float* w, const float* bias) {
     require_pointer(w, "w");
     detail::check_operands(*engine_, p, io, w, bias);
-    const detail::route r = router_->forward(p);
-    const auto enqueue = [&] { detail::run_forward(*engine_, r, p, io, detail::filter_input{w, {}}, bias); };
-    if (const auto key = graph_key(p, r, io, w, nullptr, bias, engine_->workspace_limit))
-        graphs_->run(*engine_, *key, enqueue);
-    else
-        enqueue();
+    run_call(*engine_, *graphs_, p, router_->forward(p), io, detail::filter_input{w, {}}, bias);
 }
 
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
@@ -158,11 +155,7 @@ void context::conv2d(const problem& p, detail::activations io, const filter_spec
             " runs with tile_extent=" + std::to_string(runs_with.tile_extent()));
     const std::int64_t bin_stride = detail::bin_stride(p.group_in_channels() * p.out_channels, runs_with);
     const detail::filter_operand given{w.data(), 0, p.out_channels, bin_stride};
-    const auto enqueue = [&] { detail::run_forward(*engine_, route, p, io, detail::filter_input{nullptr, given}, bias); };
-    if (const auto key = graph_key(p, route, io, nullptr, w.data(), bias, engine_->workspace_limit))
-        graphs_->run(*engine_, *key, enqueue);
-    else
-        enqueue();
+    run_call(*engine_, *graphs_, p, route, io, detail::filter_input{nullptr, given}, bias);
 }
 
 filter_spectrum::filter_spectrum(const tile_geometry<>& geometry, std::int64_t groups, int device)

@@ -18,10 +18,9 @@
 //
 // Accuracy: each output is a four-level float sum — over a filter row's
 // taps, over a channel's rows, over a slice's channels, over the slices —
-// not one chain of
-// C x Kh x Kw terms: each level's rounding grows with the square root of
-// its own length, which keeps C = 64, K = 8 (4096 products) far inside the
-// 5e-7 relative L2 bar.
+// not one chain of C x Kh x Kw terms: each level's rounding grows with the
+// square root of its own length, which keeps C = 64, K = 8 (4096 products)
+// far inside the 5e-7 relative L2 bar.
 #include "direct/direct_dense.hpp"
 
 #include <algorithm>

@@ -23,9 +23,6 @@ dispatch_decision decision(path_kind path, const problem& p, int tile_extent) {
 
 // The direct path: the depthwise kernels or the dense one (each takes only its own kind of problem).
 bool fits_direct(const problem& p) { return fits_direct_depthwise(p) || fits_direct_dense(p); }
-double direct_seconds(const problem& p) {
-    return is_depthwise(p) ? direct_depthwise_seconds(p) : direct_dense_seconds(p);
-}
 
 }  // namespace
 
@@ -37,25 +34,29 @@ route find_route(std::span<const specialization> registered, const problem& p, i
         throw_invalid("fftconv: forced tile extent " + std::to_string(forced_tile_extent) +
                       " must be 0 (automatic) or from the kernel's larger extent " + std::to_string(kernel) +
                       " to " + std::to_string(max_forced_tile_extent));
-    if (forced_tile_extent > 0) return {nullptr, decision(path_kind::generic, p, forced_tile_extent)};
+    // An FFT route of `tile_extent`, with the cost model's time.
+    const auto fft_route = [&](const specialization* entry, path_kind path, int tile_extent) {
+        return route{entry, decision(path, p, tile_extent), {}, estimated_seconds(p, tile_extent)};
+    };
+    if (forced_tile_extent > 0) return fft_route(nullptr, path_kind::generic, forced_tile_extent);
     for (auto it = registered.rbegin(); it != registered.rend(); ++it)
-        if (matches(it->config, p)) return {&*it, decision(path_kind::registered, p, it->config.tile_extent)};
+        if (matches(it->config, p)) return fft_route(&*it, path_kind::registered, it->config.tile_extent);
     for (const specialization& s : compiled_specializations())
-        if (matches(s.config, p)) return {&s, decision(path_kind::compiled, p, s.config.tile_extent)};
-    const int tile_extent = choose_tile_extent(p);
-    if (fits_direct(p) && direct_seconds(p) < estimated_seconds(p, tile_extent))
-        return {nullptr, decision(path_kind::direct, p, tile_extent),
-                is_depthwise(p) ? direct_dense_shape{} : direct_dense_choice(p)};
-    return {nullptr, decision(path_kind::generic, p, tile_extent)};
+        if (matches(s.config, p)) return fft_route(&s, path_kind::compiled, s.config.tile_extent);
+    const route generic = fft_route(nullptr, path_kind::generic, choose_tile_extent(p));
+    if (fits_direct(p)) {
+        const direct_dense_shape shape = is_depthwise(p) ? direct_dense_shape{} : direct_dense_choice(p);
+        const double seconds = is_depthwise(p) ? direct_depthwise_seconds(p) : direct_dense_seconds(p, shape);
+        if (seconds < generic.modelled_seconds)
+            return {nullptr, decision(path_kind::direct, p, generic.decision.geometry.tile_extent()), shape, seconds};
+    }
+    return generic;
 }
 
 route router::forward(const problem& p) const {
     for (const remembered& r : recent_)
         if (r.known && r.p == p) return r.r;
-    route found = find_route(registered_, p, forced_tile_extent_);
-    found.modelled_seconds = found.decision.path == path_kind::direct
-                                 ? direct_seconds(p)
-                                 : estimated_seconds(p, found.decision.geometry.tile_extent());
+    const route found = find_route(registered_, p, forced_tile_extent_);
     recent_[next_recent_] = {true, p, found};
     next_recent_ = (next_recent_ + 1) % int(recent_.size());
     return found;

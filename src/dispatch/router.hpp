@@ -22,8 +22,7 @@ inline constexpr int max_forced_tile_extent = 1 << 16;
 // What runs a forward problem: a specialization (registered or compiled), or
 // (entry null) the generic or the direct path, with `decision.geometry`; on
 // the direct path for a dense problem, the launch's shape (chosen once with
-// the route, not at every call); and the cost model's time for the call
-// (router::forward's routes; 0 from find_route).
+// the route, not at every call); and the cost model's time for the call.
 struct route {
     const specialization* entry;
     dispatch_decision decision;

@@ -65,8 +65,8 @@ bool call_graphs::capture(engine& e, entry& slot, const std::function<void()>& e
     return true;
 }
 
-void call_graphs::run(engine& e, const call_key& key, const std::function<void()>& enqueue) {
-    if (!enabled_ || e.capturing() || recording_launches()) return enqueue();
+call_graphs::step call_graphs::next_step(engine& e, const call_key& key) {
+    if (!enabled_ || e.capturing() || recording_launches()) return {};
     if (e.generation() != generation_) {  // the graphs may refer to what is gone; the sightings stay
         for (entry& x : entries_) {
             x.graph.reset();
@@ -77,19 +77,17 @@ void call_graphs::run(engine& e, const call_key& key, const std::function<void()
     auto found = std::find_if(entries_.begin(), entries_.end(), [&](const entry& x) { return x.key == key; });
     if (found == entries_.end()) {  // first sighting: eager, making what the call needs
         remember(key).last_use = ++uses_;
-        return enqueue();
+        return {};
     }
     entry& slot = *found;
     slot.last_use = ++uses_;
     if (slot.graph) {
         FFTCONV_CUDA_TRY(cudaGraphLaunch(slot.graph.get(), e.stream()));
         ++replays_;
-        return;
+        return {.replayed = true};
     }
-    if (slot.dropped_captures >= most_dropped_captures || !capture(e, slot, enqueue)) {
-        ++slot.dropped_captures;
-        enqueue();  // may grow the workspace: the next call then drops every graph
-    }
+    if (slot.dropped_captures >= most_dropped_captures) return {};
+    return {.capture_into = &slot};
 }
 
 }  // namespace fftconv::detail

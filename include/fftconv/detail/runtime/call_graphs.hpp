@@ -71,8 +71,17 @@ public:
 
     // Enqueues the call `key` on e.stream(): by replaying its graph, by
     // capturing `enqueue` into one, or by running `enqueue` (which enqueues
-    // the call's work; it may run twice when a capture is dropped).
-    void run(engine& e, const call_key& key, const std::function<void()>& enqueue);
+    // the call's work; it may run twice when a capture is dropped). A
+    // template, so that a replay wraps nothing in a std::function.
+    template <class Enqueue>
+    void run(engine& e, const call_key& key, Enqueue&& enqueue) {
+        const step next = next_step(e, key);
+        if (next.replayed) return;
+        if (next.capture_into != nullptr && capture(e, *next.capture_into, std::function<void()>(std::ref(enqueue))))
+            return;
+        if (next.capture_into != nullptr) ++next.capture_into->dropped_captures;
+        enqueue();  // may grow the workspace: the next call then drops every graph
+    }
 
     void set_enabled(bool enabled) noexcept;
     // Drops every graph and sighting (release(): their memory goes back now).
@@ -92,6 +101,13 @@ private:
         int dropped_captures = 0;
         std::uint64_t last_use = 0;
     };
+    // What run does with `key`: its graph replayed (on e.stream()), or the
+    // call to capture into `capture_into`, or (null) to run eagerly.
+    struct step {
+        bool replayed = false;
+        entry* capture_into = nullptr;
+    };
+    step next_step(engine& e, const call_key& key);
     entry& remember(const call_key& key);
     // Captures `enqueue` into a graph for `slot` and launches it; false (the
     // capture dropped, nothing enqueued) where that cannot be done.
