@@ -38,6 +38,7 @@
 #include "fftconv/detail/kernels/fused_tile_fft.cuh"
 #include "fftconv/detail/kernels/spectral_gemm.hpp"
 #include "fftconv/detail/kernels/spectral_gemm.cuh"
+#include "fftconv/detail/kernels/warpgroup_spectral_gemm.hpp"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
 #include "backward/gradient_positions.hpp"
 
@@ -278,11 +279,15 @@ void multiply(engine& e, const problem& p, const gemm_chunking& g, std::int64_t 
     const spectral_gemm_args args{xs, ds, out, g.x_slots, count, g.dy_slots, 0, p.out_channels, bins,
                                   g.stride, g.stride, g.out_stride};
     if (tensor_gemm(p) && spectral_gemm_pays(args)) {
-        // spectral_gemm's tiling at 3 CTAs per SM instead of 2 (168
+        check_spectral_gemm_args(args);
+        if (warpgroup_spectral_gemm_runs(args)) {
+            warpgroup_spectral_gemm(args, e.stream());
+            return;
+        }
+        // Elsewhere spectral_gemm's tiling at 3 CTAs per SM instead of 2 (168
         // registers): these GEMMs have few, deep work items (1088 of 13
         // k-tiles at 128^2 K16 C64 B4), which 396 CTAs share more evenly
         // than 264.
-        check_spectral_gemm_args(args);
         spectral_gemm_impl::launch_frags<4, 1, 2, 3, 3>(args, e.stream(),
                                                          spectral_gemm_impl::choose_frags_m(args.rows, 1, 7));
         return;

@@ -1,4 +1,6 @@
-// The split-TF32 spectral GEMM (detail/kernels/spectral_gemm.cuh) against an exact
+// Both split-TF32 spectral GEMM kernels — the mma.sync one (detail/kernels/spectral_gemm.cuh,
+// spectral_gemm_warp_level) and the wgmma one that spectral_gemm runs on an sm_90
+// device (warpgroup_spectral_gemm.hpp) — against an exact
 // float64 product of the same per-bin complex GEMM, and against cuBLAS's FP32
 // CGEMM on the same data: it must be at least as accurate as cuBLAS (or within
 // 3e-7 relative L2, where cuBLAS is near exact because K is tiny), on
@@ -27,6 +29,7 @@
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/kernels/spectral_gemm.cuh"
 #include "fftconv/detail/kernels/spectral_gemm.hpp"
+#include "fftconv/detail/kernels/warpgroup_spectral_gemm.hpp"
 #include "fftconv/status.hpp"
 
 namespace {
@@ -211,19 +214,31 @@ void check_against_float64(const prepared_case& p, const error_stats& ours, cons
     CHECK(ours.worst_bound_fraction <= 1.0);
 }
 
-void run_case(const gemm_case& g, bool positive, std::uint64_t seed, cublasHandle_t blas, cudaStream_t stream) {
-    prepared_case p(g, positive, seed);
-    const error_stats ours = p.stats(p.produce([&] { fftconv::detail::spectral_gemm(p.a, stream); }, stream));
-    const error_stats blas_stats = p.stats(p.produce([&] { cublas_fp32(blas, p.a, stream); }, stream));
-    check_against_float64(p, ours, blas_stats, "spectral_gemm");
+// The kernel spectral_gemm runs on this device, by name.
+const char* default_kernel(const spectral_gemm_args& a) {
+    return fftconv::detail::warpgroup_spectral_gemm_runs(a) ? "wgmma" : "mma.sync";
 }
 
-// spectral_gemm_static<C> for the channel counts it is instantiated for here.
-void run_static(const spectral_gemm_args& a, cudaStream_t stream) {
+void run_case(const gemm_case& g, bool positive, std::uint64_t seed, cublasHandle_t blas, cudaStream_t stream) {
+    prepared_case p(g, positive, seed);
+    const error_stats blas_stats = p.stats(p.produce([&] { cublas_fp32(blas, p.a, stream); }, stream));
+    const error_stats ours = p.stats(p.produce([&] { fftconv::detail::spectral_gemm(p.a, stream); }, stream));
+    check_against_float64(p, ours, blas_stats, default_kernel(p.a));
+    if (fftconv::detail::warpgroup_spectral_gemm_runs(p.a)) {
+        const error_stats warp = p.stats(
+            p.produce([&] { fftconv::detail::spectral_gemm_warp_level<0>(p.a, stream); }, stream));
+        check_against_float64(p, warp, blas_stats, "mma.sync");
+    }
+}
+
+// spectral_gemm_static<C> (or, warp_level, spectral_gemm_warp_level<C>) for
+// the channel counts it is instantiated for here.
+void run_static(const spectral_gemm_args& a, cudaStream_t stream, bool warp_level) {
+    using namespace fftconv::detail;
     switch (a.in_channels) {
-        case 17: return fftconv::detail::spectral_gemm_static<17>(a, stream);
-        case 64: return fftconv::detail::spectral_gemm_static<64>(a, stream);
-        case 128: return fftconv::detail::spectral_gemm_static<128>(a, stream);
+        case 17: return warp_level ? spectral_gemm_warp_level<17>(a, stream) : spectral_gemm_static<17>(a, stream);
+        case 64: return warp_level ? spectral_gemm_warp_level<64>(a, stream) : spectral_gemm_static<64>(a, stream);
+        case 128: return warp_level ? spectral_gemm_warp_level<128>(a, stream) : spectral_gemm_static<128>(a, stream);
         default: FAIL("no static instantiation for in_channels = ", a.in_channels);
     }
 }
@@ -234,16 +249,25 @@ void run_static(const spectral_gemm_args& a, cudaStream_t stream) {
 void run_static_case(const gemm_case& g, bool positive, std::uint64_t seed, cublasHandle_t blas,
                      cudaStream_t stream) {
     prepared_case p(g, positive, seed);
-    const auto dynamic_y = p.produce([&] { fftconv::detail::spectral_gemm(p.a, stream); }, stream);
-    const auto static_y = p.produce([&] { run_static(p.a, stream); }, stream);
-    std::int64_t differing = 0;
-    for (std::size_t i = 0; i < dynamic_y.size(); ++i)
-        if (std::memcmp(&dynamic_y[i], &static_y[i], sizeof dynamic_y[i]) != 0) ++differing;
-    INFO("rows=", g.rows, " in=", g.in_channels, " out=", g.out_channels, " range=[", g.first_out, ",", g.last_out,
-         ") bins=", g.bins, " pad=", g.stride_pad, " offset=", g.base_offset, positive ? " positive" : " normal");
-    CHECK(differing == 0);
     const error_stats blas_stats = p.stats(p.produce([&] { cublas_fp32(blas, p.a, stream); }, stream));
-    check_against_float64(p, p.stats(static_y), blas_stats, "spectral_gemm_static");
+    for (const bool warp_level : {false, true}) {
+        const auto dynamic_y = p.produce(
+            [&] {
+                if (warp_level) fftconv::detail::spectral_gemm_warp_level<0>(p.a, stream);
+                else fftconv::detail::spectral_gemm(p.a, stream);
+            },
+            stream);
+        const auto static_y = p.produce([&] { run_static(p.a, stream, warp_level); }, stream);
+        std::int64_t differing = 0;
+        for (std::size_t i = 0; i < dynamic_y.size(); ++i)
+            if (std::memcmp(&dynamic_y[i], &static_y[i], sizeof dynamic_y[i]) != 0) ++differing;
+        INFO("rows=", g.rows, " in=", g.in_channels, " out=", g.out_channels, " range=[", g.first_out, ",",
+             g.last_out, ") bins=", g.bins, " pad=", g.stride_pad, " offset=", g.base_offset,
+             positive ? " positive" : " normal", warp_level ? " mma.sync" : " default");
+        CHECK(differing == 0);
+        check_against_float64(p, p.stats(static_y), blas_stats,
+                              warp_level ? "spectral_gemm_warp_level<C>" : "spectral_gemm_static<C>");
+    }
 }
 
 }  // namespace
@@ -278,6 +302,14 @@ TEST_CASE("spectral_gemm matches float64 at least as well as cuBLAS FP32, on awk
         {7, 128, 3, 1, 2, 3, 1, 0},          // one output channel in the middle
         {50, 300, 17, 0, 17, 2, 1, 0},       // K beyond the largest block multiple, odd
         {120, 17, 64, 0, 64, 3, 4, 0},
+        // wgmma row blocks of every width: 8, 16, 24, 40, 64, two of 40 (65), two of 56 (104)
+        {8, 32, 64, 0, 64, 3, 0, 0},
+        {16, 48, 96, 0, 96, 2, 1, 0},
+        {24, 40, 64, 0, 64, 3, 0, 1},
+        {40, 64, 128, 0, 128, 2, 0, 0},
+        {64, 128, 64, 0, 64, 2, 2, 0},
+        {65, 33, 70, 3, 70, 2, 0, 0},
+        {104, 64, 64, 0, 64, 3, 0, 0},
     };
     std::uint64_t seed = 20261130;
     for (const gemm_case& g : cases)
@@ -376,17 +408,39 @@ TEST_CASE("spectral_gemm carries a NaN or Inf of either operand into the outputs
             operand[std::size_t(at)] = {bad, 0.5f};
             auto* device = in_filter ? p.w_device.data : p.x_device.data;
             FFTCONV_CUDA_TRY(cudaMemcpy(device, operand.data(), operand.size() * 8, cudaMemcpyHostToDevice));
-            const auto y = p.produce([&] { fftconv::detail::spectral_gemm(p.a, nullptr); }, nullptr);
-            std::int64_t wrong = 0;
-            for (std::int64_t bin = 0; bin < g.bins; ++bin)
-                for (std::int64_t out = 0; out < g.out_channels; ++out)
-                    for (std::int64_t row = 0; row < g.rows; ++row) {
-                        const std::complex<float> v = y[std::size_t(bin * p.a.output_bin_stride + out * g.rows + row)];
-                        const bool finite = std::isfinite(v.real()) && std::isfinite(v.imag());
-                        const bool fed = bin == f && (in_filter ? out == o : row == m);
-                        wrong += finite == fed;
-                    }
-            CHECK(wrong == 0);
+            for (const bool warp_level : {false, true}) {
+                CAPTURE(warp_level);
+                const auto y = p.produce(
+                    [&] {
+                        if (warp_level) fftconv::detail::spectral_gemm_warp_level<0>(p.a, nullptr);
+                        else fftconv::detail::spectral_gemm(p.a, nullptr);
+                    },
+                    nullptr);
+                std::int64_t wrong = 0;
+                for (std::int64_t bin = 0; bin < g.bins; ++bin)
+                    for (std::int64_t out = 0; out < g.out_channels; ++out)
+                        for (std::int64_t row = 0; row < g.rows; ++row) {
+                            const std::complex<float> v = y[std::size_t(bin * p.a.output_bin_stride + out * g.rows + row)];
+                            const bool finite = std::isfinite(v.real()) && std::isfinite(v.imag());
+                            const bool fed = bin == f && (in_filter ? out == o : row == m);
+                            wrong += finite == fed;
+                        }
+                CHECK(wrong == 0);
+            }
         }
     }
+}
+
+// On a compute capability 9.0 device (the H200 the project measures on)
+// spectral_gemm must run the wgmma kernel, or the checks above would test
+// the mma.sync kernel twice.
+TEST_CASE("spectral_gemm runs the wgmma kernel on an sm_90 device and only there") {
+    int device = 0, major = 0, minor = 0;
+    FFTCONV_CUDA_TRY(cudaGetDevice(&device));
+    FFTCONV_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    FFTCONV_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    const spectral_gemm_args a = prepared_case::layout_of({50, 128, 128, 0, 64, 2112, 0, 0});
+    CAPTURE(major);
+    CAPTURE(minor);
+    CHECK(fftconv::detail::warpgroup_spectral_gemm_runs(a) == (major == 9 && minor == 0));
 }

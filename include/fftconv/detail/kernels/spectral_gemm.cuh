@@ -60,41 +60,13 @@
 #include "fftconv/detail/runtime/launch.cuh"
 #include "fftconv/detail/kernels/async_copy.cuh"
 #include "fftconv/detail/kernels/spectral_gemm.hpp"
+#include "fftconv/detail/kernels/tf32_split.cuh"
+#include "fftconv/detail/kernels/warpgroup_spectral_gemm.hpp"
 
 namespace fftconv::detail {
 namespace spectral_gemm_impl {
 
 // ---------------------------------------------------------------- numerics
-
-// One FP32 value as two TF32 operands (bit patterns as the mma takes them).
-struct tf32_pair {
-    std::uint32_t big;
-    std::uint32_t small;
-};
-
-// big: x rounded to nearest to TF32's 10 mantissa bits (cvt.rn.tf32.f32 on
-// sm_90; cvt.rna, ties away from zero, before it). small: the exact remainder
-// x - big; the tensor core ignores the low 13 bits of a TF32 operand
-// (truncation), so adding half of that ulp first turns the truncation into
-// round-to-nearest — without it the dropped bits bias every product toward
-// zero.
-// Non-finite values: the conversion keeps NaN and Inf, so the products carry
-// them (the remainder of a non-finite x is NaN and may round to zero; big
-// carries it). The conversion, not an integer add of half a TF32 ulp and a
-// mask: that carries the GPU's NaN (0x7fffffff) into the sign bit and leaves
-// -0, so a NaN in x would give finite outputs; the conversion is also fewer
-// instructions.
-__device__ __forceinline__ tf32_pair split_tf32(float x) {
-    constexpr std::uint32_t half_ulp = 0x1000u;
-    std::uint32_t big;
-#if __CUDA_ARCH__ >= 900
-    asm("cvt.rn.tf32.f32 %0, %1;" : "=r"(big) : "f"(x));
-#else
-    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(big) : "f"(x));
-#endif
-    const float remainder = x - __uint_as_float(big);
-    return {big, __float_as_uint(remainder) + half_ulp};
-}
 
 __device__ __forceinline__ std::uint32_t negate_tf32(std::uint32_t bits) { return bits ^ 0x80000000u; }
 
@@ -656,15 +628,14 @@ inline void check_spectral_gemm_args(const spectral_gemm_args& a) {
         throw_invalid("spectral_gemm: arguments out of range");
 }
 
-// spectral_gemm (spectral_gemm.hpp) with the contraction depth fixed at
-// compile time: StaticInChannels > 0 accepts only args.in_channels ==
-// StaticInChannels (throw_invalid otherwise) and computes bit for bit what
-// spectral_gemm computes; StaticInChannels = 0 reads it from args (that
-// instantiation is spectral_gemm itself, in src/kernels/spectral_gemm.cu). Same
-// contract otherwise: any shape, alignment and output range; throws
+// The mma.sync kernel alone (any device of compute capability 8.0 or more),
+// with the contraction depth fixed at compile time: StaticInChannels > 0
+// accepts only args.in_channels == StaticInChannels (throw_invalid
+// otherwise) and computes bit for bit what StaticInChannels = 0 (depth from
+// args) computes. Any shape, alignment and output range; throws
 // fftconv::error on a launch failure or arguments out of range.
 template <int StaticInChannels>
-void spectral_gemm_static(const spectral_gemm_args& a, cudaStream_t stream) {
+void spectral_gemm_warp_level(const spectral_gemm_args& a, cudaStream_t stream) {
     static_assert(StaticInChannels >= 0 && StaticInChannels <= (1 << 30),
                   "StaticInChannels: 0 (read from args) or the input-channel count");
     using namespace spectral_gemm_impl;
@@ -684,6 +655,26 @@ void spectral_gemm_static(const spectral_gemm_args& a, cudaStream_t stream) {
     // wrong output on the H200 (channels [32, 64) of 64) and is not built
     // until that is understood.
     launch_frags<4, 1, 2, 3, 2, StaticInChannels>(a, stream, choose_frags_m(a.rows, 1, 7));
+}
+
+// spectral_gemm (spectral_gemm.hpp) for a configuration: on an sm_90 device
+// (where the library holds its code) the wgmma kernel,
+// warpgroup_spectral_gemm.hpp, which reads the depth at run time; elsewhere
+// spectral_gemm_warp_level<StaticInChannels>. Either way every
+// StaticInChannels computes bit for bit what spectral_gemm computes on the
+// same device, and the same contract holds.
+template <int StaticInChannels>
+void spectral_gemm_static(const spectral_gemm_args& a, cudaStream_t stream) {
+    check_spectral_gemm_args(a);
+    if (StaticInChannels > 0 && a.in_channels != StaticInChannels)
+        throw_invalid("spectral_gemm: in_channels = " + std::to_string(a.in_channels) +
+                      ", but this instantiation is compiled for " + std::to_string(StaticInChannels));
+    if (a.bins == 0 || a.first_out == a.last_out) return;
+    if (warpgroup_spectral_gemm_runs(a)) {
+        warpgroup_spectral_gemm(a, stream);
+        return;
+    }
+    spectral_gemm_warp_level<StaticInChannels>(a, stream);
 }
 
 }  // namespace fftconv::detail

@@ -1,0 +1,482 @@
+// src/kernels/warpgroup_spectral_gemm.cu — the spectral GEMM on wgmma (sm_90a):
+// interface and why in include/fftconv/detail/kernels/warpgroup_spectral_gemm.hpp;
+// the product and its accuracy scheme in spectral_gemm.hpp / spectral_gemm.cuh.
+//
+// Geometry. A CTA is one warpgroup (4 warps, 128 threads) and computes 64
+// output channels x `columns` GEMM rows (tiles) of one bin, `columns` a
+// multiple of 8 up to 64 chosen per call so that the row blocks pad the
+// fewest rows (50 rows: one block of 56). wgmma's D (64 x columns) is
+// output channel x row; its A = conj(filter)^T comes from registers: each
+// warp its 16 output channels, read from the filter tile in shared memory and
+// split there (TF32 operands in shared memory must be K-major, and the filter
+// is stored output-channel-major); its B = the input tile, split once per CTA
+// into four K-major TF32 tiles (real big / small, imaginary big / small) in
+// the no-swizzle core-matrix layout (8 rows x 16 bytes per core matrix).
+//
+// Numerics as in the mma.sync kernel: every operand split into big + small
+// TF32 parts (tf32_split.cuh), three products per real product (small*big,
+// big*small, big*big, small terms first), each 8-deep k-step's chain started
+// from zero inside the tensor core (wgmma's scale-d = 0) and added to FP32
+// accumulators outside it. The imaginary part's -wi comes from wgmma's
+// scale-a = -1, not from negated copies.
+//
+// Pipeline: input channels in chunks of 16 (two k-steps) through `stages`
+// cp.async buffers of both raw operands; per chunk one split pass, then the
+// k-steps, each waited for before its adds. A CTA does not overlap its own
+// split pass with its wgmma: two or three CTAs an SM do that for each other.
+#include "fftconv/detail/kernels/warpgroup_spectral_gemm.hpp"
+
+#include <climits>
+#include <cstdint>
+
+#include "fftconv/detail/kernels/async_copy.cuh"
+#include "fftconv/detail/kernels/tf32_split.cuh"
+#include "fftconv/detail/runtime/check.hpp"
+#include "fftconv/detail/runtime/launch.cuh"
+
+namespace fftconv::detail {
+namespace warpgroup_gemm_impl {
+
+constexpr int warpgroup_threads = 128;
+constexpr int block_out = 64;        // wgmma's M: output channels of a CTA
+constexpr int chunk_channels = 16;   // input channels of a pipeline stage: two 8-deep k-steps
+constexpr int stages = 3;
+constexpr int filter_pitch = block_out + 4;  // float2s a filter-tile row; 4 (mod 16): conflict-free A loads
+constexpr int max_columns = 64;
+
+template <int columns>
+struct tile_layout {
+    static_assert(columns % 8 == 0 && columns >= 8 && columns <= max_columns, "wgmma's N: 8, 16, ..., 64 here");
+    // float2s an input-tile row: 4 or 12 (mod 16), so a split pass's 8-byte
+    // loads (4 channels x 8 rows a warp) hit distinct banks.
+    static constexpr int input_pitch = columns + 4;
+    static constexpr int filter_stage = chunk_channels * filter_pitch;  // float2s
+    static constexpr int input_stage = chunk_channels * input_pitch;
+    // One split part (real big, real small, imaginary big, imaginary small)
+    // of one k-step: `columns` rows x 8 TF32 words as core matrices, the
+    // word of (row, k) at (row / 8) * 64 + (k / 4) * 32 + (row % 8) * 4 + k % 4.
+    static constexpr int part_words = columns * 8;
+    static constexpr int split_words = 2 * 4 * part_words;  // two k-steps of four parts
+    static constexpr int shared_bytes = split_words * 4 + stages * (filter_stage + input_stage) * 8;
+    // Accumulators and chains: 2 x columns floats a thread; three CTAs an SM
+    // (at most 168 registers) where that spills nothing.
+    static constexpr int min_blocks = columns <= 32 ? 3 : 2;
+};
+
+struct work_grid {
+    int row_blocks;  // ceil(rows / columns)
+    int out_blocks;  // ceil((last_out - first_out) / 64)
+    int chunks;      // ceil(in_channels / 16)
+    bool output_store_16;  // a thread's two adjacent rows may be stored as one 16-byte value
+};
+
+// ---------------------------------------------------------------- wgmma
+
+// The shared-memory matrix descriptor of a K-major, unswizzled operand tile in
+// the core-matrix layout above: the next core matrix along k is 128 bytes on
+// (leading byte offset), the next 8 rows 256 bytes on (stride byte offset).
+// Fields in 16-byte units: start address bits 0-13, leading offset 16-29,
+// stride offset 32-45; swizzle mode (bits 62-63) 0: none.
+__device__ __forceinline__ std::uint64_t core_matrix_descriptor(const std::uint32_t* tile) {
+    const auto address = static_cast<std::uint32_t>(__cvta_generic_to_shared(tile));
+    constexpr std::uint64_t leading = 128 >> 4, stride = 256 >> 4;
+    return std::uint64_t((address >> 4) & 0x3fffu) | leading << 16 | stride << 32;
+}
+
+__device__ __forceinline__ void warpgroup_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void warpgroup_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void warpgroup_wait_all() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
+// Makes this thread's ordinary shared-memory stores visible to wgmma's reads
+// (the async proxy); a barrier then makes everyone's.
+__device__ __forceinline__ void shared_stores_to_async_proxy() {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+// Keeps the compiler from moving uses of wgmma's accumulators across the
+// wait: the registers are written asynchronously, which it cannot see.
+template <int n>
+__device__ __forceinline__ void pin_registers(float (&r)[n]) {
+#pragma unroll
+    for (int i = 0; i < n; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+// d (+)= sign * a * b for a 64 x N x 8 step: a the warpgroup's A fragment in
+// registers (the mma.m16n8k8 TF32 layout per warp, warp w rows 16w..16w+15),
+// b a descriptor, accumulate = 0 ignores d's old value (a chain's start).
+template <int N>
+struct warpgroup_mma;
+
+template <>
+struct warpgroup_mma<8> {
+    template <int sign>
+    static __device__ __forceinline__ void run(float (&d)[4], const std::uint32_t (&a)[4], std::uint64_t b,
+                                               int accumulate) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3}, "
+                     "{%4, %5, %6, %7}, %8, p, %10, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(sign)
+            : "memory");
+    }
+};
+
+template <>
+struct warpgroup_mma<16> {
+    template <int sign>
+    static __device__ __forceinline__ void run(float (&d)[8], const std::uint32_t (&a)[4], std::uint64_t b,
+                                               int accumulate) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %13, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7}, "
+                     "{%8, %9, %10, %11}, %12, p, %14, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(sign)
+            : "memory");
+    }
+};
+
+template <>
+struct warpgroup_mma<24> {
+    template <int sign>
+    static __device__ __forceinline__ void run(float (&d)[12], const std::uint32_t (&a)[4], std::uint64_t b,
+                                               int accumulate) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %17, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n24k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, "
+                     "{%12, %13, %14, %15}, %16, p, %18, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(sign)
+            : "memory");
+    }
+};
+
+template <>
+struct warpgroup_mma<32> {
+    template <int sign>
+    static __device__ __forceinline__ void run(float (&d)[16], const std::uint32_t (&a)[4], std::uint64_t b,
+                                               int accumulate) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %21, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+                     "{%16, %17, %18, %19}, %20, p, %22, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(sign)
+            : "memory");
+    }
+};
+
+template <>
+struct warpgroup_mma<40> {
+    template <int sign>
+    static __device__ __forceinline__ void run(float (&d)[20], const std::uint32_t (&a)[4], std::uint64_t b,
+                                               int accumulate) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %25, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n40k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                     "%16, %17, %18, %19}, "
+                     "{%20, %21, %22, %23}, %24, p, %26, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(sign)
+            : "memory");
+    }
+};
+
+template <>
+struct warpgroup_mma<48> {
+    template <int sign>
+    static __device__ __forceinline__ void run(float (&d)[24], const std::uint32_t (&a)[4], std::uint64_t b,
+                                               int accumulate) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %29, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n48k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                     "%16, %17, %18, %19, %20, %21, %22, %23}, "
+                     "{%24, %25, %26, %27}, %28, p, %30, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(sign)
+            : "memory");
+    }
+};
+
+template <>
+struct warpgroup_mma<56> {
+    template <int sign>
+    static __device__ __forceinline__ void run(float (&d)[28], const std::uint32_t (&a)[4], std::uint64_t b,
+                                               int accumulate) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %33, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n56k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27}, "
+                     "{%28, %29, %30, %31}, %32, p, %34, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(sign)
+            : "memory");
+    }
+};
+
+template <>
+struct warpgroup_mma<64> {
+    template <int sign>
+    static __device__ __forceinline__ void run(float (&d)[32], const std::uint32_t (&a)[4], std::uint64_t b,
+                                               int accumulate) {
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                     "{%32, %33, %34, %35}, %36, p, %38, 1;\n}\n"
+            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+              "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+              "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "r"(accumulate), "n"(sign)
+            : "memory");
+    }
+};
+
+// ---------------------------------------------------------------- the kernel
+
+template <int columns>
+__global__ void __launch_bounds__(warpgroup_threads, tile_layout<columns>::min_blocks)
+    warpgroup_gemm_kernel(const spectral_gemm_args args, const work_grid grid) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    using layout = tile_layout<columns>;
+    using mma = warpgroup_mma<columns>;
+    constexpr int fragment = columns / 2;  // accumulator floats a thread holds of one 64 x columns tile
+    extern __shared__ __align__(128) unsigned char shared[];
+    std::uint32_t* const split = reinterpret_cast<std::uint32_t*>(shared);
+    float2* const filter_stages = reinterpret_cast<float2*>(shared + layout::split_words * 4);
+    float2* const input_stages = filter_stages + stages * layout::filter_stage;
+
+    const int item = int(blockIdx.x);
+    const int row0 = item % grid.row_blocks * columns;
+    const int out0 = int(args.first_out) + item / grid.row_blocks % grid.out_blocks * block_out;
+    const std::int64_t bin = item / grid.row_blocks / grid.out_blocks;
+    const int rows = int(args.rows);
+    const int in_channels = int(args.in_channels);
+    const int last_out = int(args.last_out);
+    const float2* const filter_bin = args.filter + bin * args.filter_bin_stride;
+    const float2* const input_bin = args.input + bin * args.input_bin_stride;
+    const int warp = int(threadIdx.x) / 32;
+    const int group = int(threadIdx.x) % 32 / 4;  // fragment row (see warpgroup_mma)
+    const int quad = int(threadIdx.x) % 4;
+
+    // Channels past the depth, output channels past the range and rows past
+    // the bin's are zero-filled: a stale value in a k row would add into
+    // every output.
+    auto load_chunk = [&](int chunk) {
+        const int k0 = chunk * chunk_channels;
+        float2* const filter_tile = filter_stages + chunk % stages * layout::filter_stage;
+        float2* const input_tile = input_stages + chunk % stages * layout::input_stage;
+#pragma unroll
+        for (int r = 0; r < chunk_channels * block_out / warpgroup_threads; ++r) {
+            const int i = int(threadIdx.x) + r * warpgroup_threads;
+            const int k = i / block_out, o = i % block_out;
+            const bool inside = k0 + k < in_channels && out0 + o < last_out;
+            copy_8(filter_tile + k * filter_pitch + o,
+                   inside ? filter_bin + std::int64_t(k0 + k) * args.out_channels + out0 + o : args.filter,
+                   inside ? 8 : 0);
+        }
+#pragma unroll
+        for (int r = 0; r < chunk_channels * columns / warpgroup_threads; ++r) {
+            const int i = int(threadIdx.x) + r * warpgroup_threads;
+            const int k = i / columns, n = i % columns;
+            const bool inside = k0 + k < in_channels && row0 + n < rows;
+            copy_8(input_tile + k * layout::input_pitch + n,
+                   inside ? input_bin + std::int64_t(k0 + k) * rows + row0 + n : args.input, inside ? 8 : 0);
+        }
+    };
+
+    // The chunk's input tile, split, into the four parts of each k-step. A
+    // warp handles 4 channels x 8 rows a pass: 32 consecutive words of a part.
+    auto split_input = [&](const float2* input_tile) {
+#pragma unroll
+        for (int r = 0; r < chunk_channels * columns / warpgroup_threads; ++r) {
+            const int e = int(threadIdx.x) + r * warpgroup_threads;
+            const int rest = e / 32;  // (k-step, k half, row group), row groups fastest
+            const int row_group = rest % (columns / 8);
+            const int k_half = rest / (columns / 8) % 2;
+            const int step = rest / (columns / 4);
+            const int k = step * 8 + k_half * 4 + e % 4;
+            const int n = row_group * 8 + e / 4 % 8;
+            const float2 x = input_tile[k * layout::input_pitch + n];
+            const tf32_pair re = split_tf32(x.x), im = split_tf32(x.y);
+            std::uint32_t* const word = split + step * 4 * layout::part_words + row_group * 64 + k_half * 32 + e % 32;
+            word[0] = re.big;
+            word[layout::part_words] = re.small;
+            word[2 * layout::part_words] = im.big;
+            word[3 * layout::part_words] = im.small;
+        }
+    };
+
+    float acc_re[fragment], acc_im[fragment], part_re[fragment], part_im[fragment];
+#pragma unroll
+    for (int i = 0; i < fragment; ++i) acc_re[i] = acc_im[i] = part_re[i] = part_im[i] = 0.0f;
+
+    // One 8-deep k-step: conj(w) x, real part wr*xr + wi*xi, imaginary part
+    // wr*xi - wi*xr, each a chain of 6 wgmma (small cross terms first, as in
+    // the mma.sync kernel), then the FP32 adds.
+    auto k_step = [&](const float2* filter_rows, const std::uint32_t* parts) {
+        const float2* const w = filter_rows + quad * filter_pitch + 16 * warp + group;
+        const float2 values[4] = {w[0], w[8], w[4 * filter_pitch], w[4 * filter_pitch + 8]};
+        std::uint32_t re_big[4], re_small[4], im_big[4], im_small[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const tf32_pair re = split_tf32(values[i].x), im = split_tf32(values[i].y);
+            re_big[i] = re.big;
+            re_small[i] = re.small;
+            im_big[i] = im.big;
+            im_small[i] = im.small;
+        }
+        const std::uint64_t x_re_big = core_matrix_descriptor(parts);
+        const std::uint64_t x_re_small = core_matrix_descriptor(parts + layout::part_words);
+        const std::uint64_t x_im_big = core_matrix_descriptor(parts + 2 * layout::part_words);
+        const std::uint64_t x_im_small = core_matrix_descriptor(parts + 3 * layout::part_words);
+        pin_registers(part_re);
+        pin_registers(part_im);
+        warpgroup_fence();
+        mma::template run<1>(part_re, re_small, x_re_big, 0);
+        mma::template run<1>(part_im, re_small, x_im_big, 0);
+        mma::template run<1>(part_re, re_big, x_re_small, 1);
+        mma::template run<1>(part_im, re_big, x_im_small, 1);
+        mma::template run<1>(part_re, im_small, x_im_big, 1);
+        mma::template run<-1>(part_im, im_small, x_re_big, 1);
+        mma::template run<1>(part_re, im_big, x_im_small, 1);
+        mma::template run<-1>(part_im, im_big, x_re_small, 1);
+        mma::template run<1>(part_re, re_big, x_re_big, 1);
+        mma::template run<1>(part_im, re_big, x_im_big, 1);
+        mma::template run<1>(part_re, im_big, x_im_big, 1);
+        mma::template run<-1>(part_im, im_big, x_re_big, 1);
+        warpgroup_commit();
+        warpgroup_wait_all();
+        pin_registers(part_re);
+        pin_registers(part_im);
+#pragma unroll
+        for (int i = 0; i < fragment; ++i) {
+            acc_re[i] += part_re[i];
+            acc_im[i] += part_im[i];
+        }
+    };
+
+#pragma unroll
+    for (int s = 0; s < stages - 1; ++s) {
+        if (s < grid.chunks) load_chunk(s);
+        commit_copies();  // an empty group past the end keeps the count uniform
+    }
+    for (int chunk = 0; chunk < grid.chunks; ++chunk) {
+        wait_copies<stages - 2>();  // this chunk has landed (this thread's copies) ...
+        __syncthreads();            // ... everyone's; the last chunk's buffers and split parts are free
+        if (chunk + stages - 1 < grid.chunks) load_chunk(chunk + stages - 1);
+        commit_copies();
+        const float2* const filter_tile = filter_stages + chunk % stages * layout::filter_stage;
+        split_input(input_stages + chunk % stages * layout::input_stage);
+        shared_stores_to_async_proxy();
+        __syncthreads();
+        k_step(filter_tile, split);
+        // A second step wholly past the depth would multiply zero rows.
+        if (chunk * chunk_channels + 8 < in_channels)
+            k_step(filter_tile + 8 * filter_pitch, split + 4 * layout::part_words);
+    }
+    wait_copies<0>();  // no copy left in flight into shared memory at exit
+
+    // D fragment: per 8-column block j, d[4j], d[4j+1] at (channel 16w + group,
+    // rows 8j + 2 quad, + 1) and d[4j+2], d[4j+3] at channel + 8.
+    float2* const output_bin = args.output + bin * args.output_bin_stride;
+#pragma unroll
+    for (int j = 0; j < columns / 8; ++j)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+            const int out = out0 + 16 * warp + group + 8 * half;
+            const int row = row0 + 8 * j + 2 * quad;
+            if (out >= last_out || row >= rows) continue;
+            const int d = 4 * j + 2 * half;
+            float2* const destination = output_bin + std::int64_t(out) * rows + row;
+            if (grid.output_store_16 && row + 1 < rows) {
+                *reinterpret_cast<float4*>(destination) =
+                    make_float4(acc_re[d], acc_im[d], acc_re[d + 1], acc_im[d + 1]);
+            } else {
+                destination[0] = make_float2(acc_re[d], acc_im[d]);
+                if (row + 1 < rows) destination[1] = make_float2(acc_re[d + 1], acc_im[d + 1]);
+            }
+        }
+#else
+    // Compiled without sm_90a: warpgroup_spectral_gemm_runs is false there.
+    (void)args;
+    (void)grid;
+    __trap();
+#endif
+}
+
+// Row blocks of at most 64 rows, as few as that allows, each of the same
+// width (a multiple of 8): 50 rows -> one block of 56; 104 -> two of 56.
+struct call_shape {
+    work_grid grid;
+    int columns;
+    std::int64_t items;
+};
+
+call_shape shape_of(const spectral_gemm_args& a) {
+    call_shape s{};
+    const std::int64_t row_blocks = (a.rows + max_columns - 1) / max_columns;
+    const std::int64_t per_block = (a.rows + row_blocks - 1) / row_blocks;
+    s.columns = int((per_block + 7) / 8 * 8);
+    s.grid.row_blocks = int((a.rows + s.columns - 1) / s.columns);
+    s.grid.out_blocks = int((a.last_out - a.first_out + block_out - 1) / block_out);
+    s.grid.chunks = int((a.in_channels + chunk_channels - 1) / chunk_channels);
+    s.grid.output_store_16 = reinterpret_cast<std::uintptr_t>(a.output) % 16 == 0 &&
+                             a.output_bin_stride % 2 == 0 && a.rows % 2 == 0;
+    s.items = a.bins * s.grid.row_blocks * s.grid.out_blocks;
+    return s;
+}
+
+template <int columns>
+void launch_columns(const spectral_gemm_args& a, const call_shape& s, cudaStream_t stream) {
+    const auto kernel = warpgroup_gemm_kernel<columns>;
+    constexpr int bytes = tile_layout<columns>::shared_bytes;
+    allow_shared_bytes(kernel, bytes);
+    launch_unrecorded(kernel, dim3(unsigned(s.items)), dim3(warpgroup_threads), bytes, stream, a, s.grid);
+}
+
+}  // namespace warpgroup_gemm_impl
+
+using namespace warpgroup_gemm_impl;
+
+bool warpgroup_spectral_gemm_runs(const spectral_gemm_args& a) {
+#if FFTCONV_WARPGROUP_GEMM
+    int device = 0, major = 0, minor = 0;
+    FFTCONV_CUDA_TRY(cudaGetDevice(&device));
+    FFTCONV_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    FFTCONV_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+    if (major != 9 || minor != 0) return false;
+    // Row blocks and rows index with int; the grid's x extent is < 2^31.
+    return a.rows <= INT_MAX && a.in_channels <= INT_MAX && a.last_out <= INT_MAX &&
+           (a.bins == 0 || shape_of(a).items <= INT_MAX);
+#else
+    (void)a;
+    return false;
+#endif
+}
+
+void warpgroup_spectral_gemm(const spectral_gemm_args& a, cudaStream_t stream) {
+    const call_shape s = shape_of(a);
+    if (s.items == 0 || s.grid.chunks == 0) return;
+    switch (s.columns) {
+        case 8: return launch_columns<8>(a, s, stream);
+        case 16: return launch_columns<16>(a, s, stream);
+        case 24: return launch_columns<24>(a, s, stream);
+        case 32: return launch_columns<32>(a, s, stream);
+        case 40: return launch_columns<40>(a, s, stream);
+        case 48: return launch_columns<48>(a, s, stream);
+        case 56: return launch_columns<56>(a, s, stream);
+        default: return launch_columns<64>(a, s, stream);
+    }
+}
+
+}  // namespace fftconv::detail
