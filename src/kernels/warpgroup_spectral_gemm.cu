@@ -40,7 +40,7 @@ namespace warpgroup_gemm_impl {
 constexpr int warpgroup_threads = 128;
 constexpr int block_out = 64;        // wgmma's M: output channels of a CTA
 constexpr int chunk_channels = 16;   // input channels of a pipeline stage: two 8-deep k-steps
-constexpr int stages = 3;
+constexpr int stages = 4;
 constexpr int filter_pitch = block_out + 4;  // float2s a filter-tile row; 4 (mod 16): conflict-free A loads
 constexpr int max_columns = 64;
 
@@ -56,7 +56,8 @@ struct tile_layout {
     // of one k-step: `columns` rows x 8 TF32 words as core matrices, the
     // word of (row, k) at (row / 8) * 64 + (k / 4) * 32 + (row % 8) * 4 + k % 4.
     static constexpr int part_words = columns * 8;
-    static constexpr int split_words = 2 * 4 * part_words;  // two k-steps of four parts
+    static constexpr int chunk_split_words = 2 * 4 * part_words;  // two k-steps of four parts
+    static constexpr int split_words = 2 * chunk_split_words;      // two chunks: one in use, one being split
     static constexpr int shared_bytes = split_words * 4 + stages * (filter_stage + input_stage) * 8;
     // Accumulators and chains: 2 x columns floats a thread; three CTAs an SM
     // (at most 168 registers) where that spills nothing.
@@ -275,7 +276,7 @@ __global__ void __launch_bounds__(warpgroup_threads, tile_layout<columns>::min_b
         const int k0 = chunk * chunk_channels;
         float2* const filter_tile = filter_stages + chunk % stages * layout::filter_stage;
         float2* const input_tile = input_stages + chunk % stages * layout::input_stage;
-#pragma unroll
+#pragma unroll 1
         for (int r = 0; r < chunk_channels * block_out / warpgroup_threads; ++r) {
             const int i = int(threadIdx.x) + r * warpgroup_threads;
             const int k = i / block_out, o = i % block_out;
@@ -284,7 +285,7 @@ __global__ void __launch_bounds__(warpgroup_threads, tile_layout<columns>::min_b
                    inside ? filter_bin + std::int64_t(k0 + k) * args.out_channels + out0 + o : args.filter,
                    inside ? 8 : 0);
         }
-#pragma unroll
+#pragma unroll 1
         for (int r = 0; r < chunk_channels * columns / warpgroup_threads; ++r) {
             const int i = int(threadIdx.x) + r * warpgroup_threads;
             const int k = i / columns, n = i % columns;
@@ -294,9 +295,12 @@ __global__ void __launch_bounds__(warpgroup_threads, tile_layout<columns>::min_b
         }
     };
 
-    // The chunk's input tile, split, into the four parts of each k-step. A
-    // warp handles 4 channels x 8 rows a pass: 32 consecutive words of a part.
-    auto split_input = [&](const float2* input_tile) {
+    // The chunk's input tile, split, into the four parts of each k-step of
+    // split buffer `buffer`. A warp handles 4 channels x 8 rows a pass: 32
+    // consecutive words of a part.
+    auto split_input = [&](int chunk) {
+        const float2* const input_tile = input_stages + chunk % stages * layout::input_stage;
+        std::uint32_t* const parts = split + chunk % 2 * layout::chunk_split_words;
 #pragma unroll
         for (int r = 0; r < chunk_channels * columns / warpgroup_threads; ++r) {
             const int e = int(threadIdx.x) + r * warpgroup_threads;
@@ -308,81 +312,118 @@ __global__ void __launch_bounds__(warpgroup_threads, tile_layout<columns>::min_b
             const int n = row_group * 8 + e / 4 % 8;
             const float2 x = input_tile[k * layout::input_pitch + n];
             const tf32_pair re = split_tf32(x.x), im = split_tf32(x.y);
-            std::uint32_t* const word = split + step * 4 * layout::part_words + row_group * 64 + k_half * 32 + e % 32;
+            std::uint32_t* const word = parts + step * 4 * layout::part_words + row_group * 64 + k_half * 32 + e % 32;
             word[0] = re.big;
             word[layout::part_words] = re.small;
             word[2 * layout::part_words] = im.big;
             word[3 * layout::part_words] = im.small;
         }
+        shared_stores_to_async_proxy();
     };
 
-    float acc_re[fragment], acc_im[fragment], part_re[fragment], part_im[fragment];
-#pragma unroll
-    for (int i = 0; i < fragment; ++i) acc_re[i] = acc_im[i] = part_re[i] = part_im[i] = 0.0f;
-
-    // One 8-deep k-step: conj(w) x, real part wr*xr + wi*xi, imaginary part
-    // wr*xi - wi*xr, each a chain of 6 wgmma (small cross terms first, as in
-    // the mma.sync kernel), then the FP32 adds.
-    auto k_step = [&](const float2* filter_rows, const std::uint32_t* parts) {
+    // This warp's A fragment of one k-step (the mma.m16n8k8 layout: rows
+    // 16w + group (+ 8), channels quad (+ 4)), split.
+    struct filter_fragment {
+        std::uint32_t re_big[4], re_small[4], im_big[4], im_small[4];
+    };
+    auto load_filter = [&](const float2* filter_rows) {
         const float2* const w = filter_rows + quad * filter_pitch + 16 * warp + group;
         const float2 values[4] = {w[0], w[8], w[4 * filter_pitch], w[4 * filter_pitch + 8]};
-        std::uint32_t re_big[4], re_small[4], im_big[4], im_small[4];
+        filter_fragment f;
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const tf32_pair re = split_tf32(values[i].x), im = split_tf32(values[i].y);
-            re_big[i] = re.big;
-            re_small[i] = re.small;
-            im_big[i] = im.big;
-            im_small[i] = im.small;
+            f.re_big[i] = re.big;
+            f.re_small[i] = re.small;
+            f.im_big[i] = im.big;
+            f.im_small[i] = im.small;
         }
+        return f;
+    };
+
+    // One 8-deep k-step's products: conj(w) x, real part wr*xr + wi*xi,
+    // imaginary part wr*xi - wi*xr, each a chain of 6 wgmma started from zero
+    // (small cross terms first, as in the mma.sync kernel).
+    auto issue_k_step = [&](const filter_fragment& f, const std::uint32_t* parts, float (&re)[fragment],
+                            float (&im)[fragment]) {
         const std::uint64_t x_re_big = core_matrix_descriptor(parts);
         const std::uint64_t x_re_small = core_matrix_descriptor(parts + layout::part_words);
         const std::uint64_t x_im_big = core_matrix_descriptor(parts + 2 * layout::part_words);
         const std::uint64_t x_im_small = core_matrix_descriptor(parts + 3 * layout::part_words);
-        pin_registers(part_re);
-        pin_registers(part_im);
-        warpgroup_fence();
-        mma::template run<1>(part_re, re_small, x_re_big, 0);
-        mma::template run<1>(part_im, re_small, x_im_big, 0);
-        mma::template run<1>(part_re, re_big, x_re_small, 1);
-        mma::template run<1>(part_im, re_big, x_im_small, 1);
-        mma::template run<1>(part_re, im_small, x_im_big, 1);
-        mma::template run<-1>(part_im, im_small, x_re_big, 1);
-        mma::template run<1>(part_re, im_big, x_im_small, 1);
-        mma::template run<-1>(part_im, im_big, x_re_small, 1);
-        mma::template run<1>(part_re, re_big, x_re_big, 1);
-        mma::template run<1>(part_im, re_big, x_im_big, 1);
-        mma::template run<1>(part_re, im_big, x_im_big, 1);
-        mma::template run<-1>(part_im, im_big, x_re_big, 1);
-        warpgroup_commit();
-        warpgroup_wait_all();
-        pin_registers(part_re);
-        pin_registers(part_im);
-#pragma unroll
-        for (int i = 0; i < fragment; ++i) {
-            acc_re[i] += part_re[i];
-            acc_im[i] += part_im[i];
-        }
+        mma::template run<1>(re, f.re_small, x_re_big, 0);
+        mma::template run<1>(im, f.re_small, x_im_big, 0);
+        mma::template run<1>(re, f.re_big, x_re_small, 1);
+        mma::template run<1>(im, f.re_big, x_im_small, 1);
+        mma::template run<1>(re, f.im_small, x_im_big, 1);
+        mma::template run<-1>(im, f.im_small, x_re_big, 1);
+        mma::template run<1>(re, f.im_big, x_im_small, 1);
+        mma::template run<-1>(im, f.im_big, x_re_small, 1);
+        mma::template run<1>(re, f.re_big, x_re_big, 1);
+        mma::template run<1>(im, f.re_big, x_im_big, 1);
+        mma::template run<1>(re, f.im_big, x_im_big, 1);
+        mma::template run<-1>(im, f.im_big, x_re_big, 1);
     };
 
+    float acc_re[fragment], acc_im[fragment];
+    float first_re[fragment], first_im[fragment], second_re[fragment], second_im[fragment];  // the two k-steps' chains
 #pragma unroll
-    for (int s = 0; s < stages - 1; ++s) {
+    for (int i = 0; i < fragment; ++i)
+        acc_re[i] = acc_im[i] = first_re[i] = first_im[i] = second_re[i] = second_im[i] = 0.0f;
+
+    // The pipeline. Chunk c's wgmma run while the CTA waits for chunk c + 1's
+    // copies and splits it into the other split buffer; only then are they
+    // waited for and added. Raw stage c % stages is free once chunk c's
+    // filter fragments are in registers (its input was split one chunk
+    // earlier), so it takes chunk c + stages.
+#pragma unroll
+    for (int s = 0; s < stages; ++s) {
         if (s < grid.chunks) load_chunk(s);
         commit_copies();  // an empty group past the end keeps the count uniform
     }
+    wait_copies<stages - 1>();  // chunk 0 has landed (this thread's copies) ...
+    __syncthreads();            // ... everyone's
+    split_input(0);
+    __syncthreads();
     for (int chunk = 0; chunk < grid.chunks; ++chunk) {
-        wait_copies<stages - 2>();  // this chunk has landed (this thread's copies) ...
-        __syncthreads();            // ... everyone's; the last chunk's buffers and split parts are free
-        if (chunk + stages - 1 < grid.chunks) load_chunk(chunk + stages - 1);
-        commit_copies();
         const float2* const filter_tile = filter_stages + chunk % stages * layout::filter_stage;
-        split_input(input_stages + chunk % stages * layout::input_stage);
-        shared_stores_to_async_proxy();
-        __syncthreads();
-        k_step(filter_tile, split);
+        const std::uint32_t* const parts = split + chunk % 2 * layout::chunk_split_words;
         // A second step wholly past the depth would multiply zero rows.
-        if (chunk * chunk_channels + 8 < in_channels)
-            k_step(filter_tile + 8 * filter_pitch, split + 4 * layout::part_words);
+        const bool second = chunk * chunk_channels + 8 < in_channels;
+        const filter_fragment f0 = load_filter(filter_tile);
+        filter_fragment f1{};
+        if (second) f1 = load_filter(filter_tile + 8 * filter_pitch);
+        pin_registers(first_re);
+        pin_registers(first_im);
+        pin_registers(second_re);
+        pin_registers(second_im);
+        warpgroup_fence();
+        issue_k_step(f0, parts, first_re, first_im);
+        if (second) issue_k_step(f1, parts + 4 * layout::part_words, second_re, second_im);
+        warpgroup_commit();
+
+        wait_copies<stages - 2>();  // chunk + 1 has landed (this thread's copies) ...
+        __syncthreads();            // ... everyone's; everyone holds chunk's filter fragments
+        if (chunk + stages < grid.chunks) load_chunk(chunk + stages);
+        commit_copies();
+        if (chunk + 1 < grid.chunks) split_input(chunk + 1);
+
+        warpgroup_wait_all();
+        pin_registers(first_re);
+        pin_registers(first_im);
+        pin_registers(second_re);
+        pin_registers(second_im);
+#pragma unroll
+        for (int i = 0; i < fragment; ++i) {
+            acc_re[i] += first_re[i];
+            acc_im[i] += first_im[i];
+        }
+        if (second)
+#pragma unroll
+            for (int i = 0; i < fragment; ++i) {
+                acc_re[i] += second_re[i];
+                acc_im[i] += second_im[i];
+            }
+        __syncthreads();  // chunk + 1's split parts are complete for the next wgmma
     }
     wait_copies<0>();  // no copy left in flight into shared memory at exit
 
