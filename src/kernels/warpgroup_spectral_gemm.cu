@@ -69,6 +69,7 @@ struct work_grid {
     int out_blocks;  // ceil((last_out - first_out) / 64)
     int chunks;      // ceil(in_channels / 16)
     bool output_store_16;  // a thread's two adjacent rows may be stored as one 16-byte value
+    bool copy_pairs;       // every operand row starts 16-byte aligned: 16-byte copies of element pairs
 };
 
 // ---------------------------------------------------------------- wgmma
@@ -271,11 +272,39 @@ __global__ void __launch_bounds__(warpgroup_threads, tile_layout<columns>::min_b
 
     // Channels past the depth, output channels past the range and rows past
     // the bin's are zero-filled: a stale value in a k row would add into
-    // every output.
+    // every output. With copy_pairs (the usual layouts) each thread copies
+    // fixed columns of fixed rows of every chunk, so its sources step by a
+    // chunk's rows and its copies differ by compile-time offsets: 4 filter
+    // and up to 4 input copies of 16 bytes a chunk.
+    const int filter_unit = int(threadIdx.x) % 32, filter_row = int(threadIdx.x) / 32;  // rows + 4r
+    const int filter_bytes = 8 * max(0, min(2, last_out - (out0 + 2 * filter_unit)));
+    const int input_lane = int(threadIdx.x) % 8, input_row = int(threadIdx.x) / 8;      // units + 8j
+    constexpr int input_units = columns / 2, input_sweeps = (input_units + 7) / 8;
     auto load_chunk = [&](int chunk) {
         const int k0 = chunk * chunk_channels;
         float2* const filter_tile = filter_stages + chunk % stages * layout::filter_stage;
         float2* const input_tile = input_stages + chunk % stages * layout::input_stage;
+        if (grid.copy_pairs) {
+            const float2* const filter_from =
+                filter_bin + std::int64_t(k0 + filter_row) * args.out_channels + out0 + 2 * filter_unit;
+#pragma unroll
+            for (int r = 0; r < chunk_channels / 4; ++r) {
+                const int bytes = k0 + filter_row + 4 * r < in_channels ? filter_bytes : 0;
+                copy_16(filter_tile + (filter_row + 4 * r) * filter_pitch + 2 * filter_unit,
+                        bytes ? filter_from + 4 * r * args.out_channels : args.filter, bytes);
+            }
+            const bool input_channel = k0 + input_row < in_channels;
+            const float2* const input_from = input_bin + std::int64_t(k0 + input_row) * rows + row0 + 2 * input_lane;
+#pragma unroll
+            for (int j = 0; j < input_sweeps; ++j) {
+                const int unit = input_lane + 8 * j;
+                if (unit >= input_units) break;
+                const int bytes = input_channel ? 8 * max(0, min(2, rows - (row0 + 2 * unit))) : 0;
+                copy_16(input_tile + input_row * layout::input_pitch + 2 * unit,
+                        bytes ? input_from + 16 * j : args.input, bytes);
+            }
+            return;
+        }
 #pragma unroll 1
         for (int r = 0; r < chunk_channels * block_out / warpgroup_threads; ++r) {
             const int i = int(threadIdx.x) + r * warpgroup_threads;
@@ -296,23 +325,20 @@ __global__ void __launch_bounds__(warpgroup_threads, tile_layout<columns>::min_b
     };
 
     // The chunk's input tile, split, into the four parts of each k-step of
-    // split buffer `buffer`. A warp handles 4 channels x 8 rows a pass: 32
-    // consecutive words of a part.
+    // its split buffer. Warp w takes channels 4w .. 4w + 3 of the chunk (k-step
+    // w / 2, k half w % 2) and walks the row groups: a pass is 4 channels x 8
+    // rows, 32 consecutive words of each part (conflict-free), at addresses
+    // that step by constants.
+    const float2* const split_source_lane = input_stages + (4 * warp + quad) * layout::input_pitch + group;
+    const int split_target_lane = (warp / 2) * 4 * layout::part_words + (warp % 2) * 32 + int(threadIdx.x) % 32;
     auto split_input = [&](int chunk) {
-        const float2* const input_tile = input_stages + chunk % stages * layout::input_stage;
-        std::uint32_t* const parts = split + chunk % 2 * layout::chunk_split_words;
+        const float2* const source = split_source_lane + chunk % stages * layout::input_stage;
+        std::uint32_t* const target = split + chunk % 2 * layout::chunk_split_words + split_target_lane;
 #pragma unroll
-        for (int r = 0; r < chunk_channels * columns / warpgroup_threads; ++r) {
-            const int e = int(threadIdx.x) + r * warpgroup_threads;
-            const int rest = e / 32;  // (k-step, k half, row group), row groups fastest
-            const int row_group = rest % (columns / 8);
-            const int k_half = rest / (columns / 8) % 2;
-            const int step = rest / (columns / 4);
-            const int k = step * 8 + k_half * 4 + e % 4;
-            const int n = row_group * 8 + e / 4 % 8;
-            const float2 x = input_tile[k * layout::input_pitch + n];
+        for (int row_group = 0; row_group < columns / 8; ++row_group) {
+            const float2 x = source[8 * row_group];
             const tf32_pair re = split_tf32(x.x), im = split_tf32(x.y);
-            std::uint32_t* const word = parts + step * 4 * layout::part_words + row_group * 64 + k_half * 32 + e % 32;
+            std::uint32_t* const word = target + row_group * 64;
             word[0] = re.big;
             word[layout::part_words] = re.small;
             word[2 * layout::part_words] = im.big;
@@ -473,6 +499,11 @@ call_shape shape_of(const spectral_gemm_args& a) {
     s.grid.chunks = int((a.in_channels + chunk_channels - 1) / chunk_channels);
     s.grid.output_store_16 = reinterpret_cast<std::uintptr_t>(a.output) % 16 == 0 &&
                              a.output_bin_stride % 2 == 0 && a.rows % 2 == 0;
+    // Tile rows start at multiples of 8 rows and of 64 output channels past
+    // first_out: 16-byte aligned where the bases, strides and these are even.
+    s.grid.copy_pairs = reinterpret_cast<std::uintptr_t>(a.input) % 16 == 0 && a.input_bin_stride % 2 == 0 &&
+                        a.rows % 2 == 0 && reinterpret_cast<std::uintptr_t>(a.filter) % 16 == 0 &&
+                        a.filter_bin_stride % 2 == 0 && a.out_channels % 2 == 0 && a.first_out % 2 == 0;
     s.items = a.bins * s.grid.row_blocks * s.grid.out_blocks;
     return s;
 }
