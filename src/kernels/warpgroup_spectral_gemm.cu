@@ -280,29 +280,36 @@ __global__ void __launch_bounds__(warpgroup_threads, tile_layout<columns>::min_b
     const int filter_bytes = 8 * max(0, min(2, last_out - (out0 + 2 * filter_unit)));
     const int input_lane = int(threadIdx.x) % 8, input_row = int(threadIdx.x) / 8;      // units + 8j
     constexpr int input_units = columns / 2, input_sweeps = (input_units + 7) / 8;
+    const std::int64_t filter_row_step = 4 * args.out_channels;  // elements
+    // The next chunk's first source element of this thread (load_chunk runs
+    // for chunks 0, 1, 2, ... in order).
+    const float2* filter_cursor = filter_bin + filter_row * args.out_channels + out0 + 2 * filter_unit;
+    const float2* input_cursor = input_bin + std::int64_t(input_row) * rows + row0 + 2 * input_lane;
     auto load_chunk = [&](int chunk) {
         const int k0 = chunk * chunk_channels;
         float2* const filter_tile = filter_stages + chunk % stages * layout::filter_stage;
         float2* const input_tile = input_stages + chunk % stages * layout::input_stage;
         if (grid.copy_pairs) {
-            const float2* const filter_from =
-                filter_bin + std::int64_t(k0 + filter_row) * args.out_channels + out0 + 2 * filter_unit;
+            const float2* from = filter_cursor;
+            float2* to = filter_tile + filter_row * filter_pitch + 2 * filter_unit;
 #pragma unroll
             for (int r = 0; r < chunk_channels / 4; ++r) {
                 const int bytes = k0 + filter_row + 4 * r < in_channels ? filter_bytes : 0;
-                copy_16(filter_tile + (filter_row + 4 * r) * filter_pitch + 2 * filter_unit,
-                        bytes ? filter_from + 4 * r * args.out_channels : args.filter, bytes);
+                copy_16(to, bytes ? from : args.filter, bytes);
+                from += filter_row_step;
+                to += 4 * filter_pitch;
             }
+            filter_cursor = from;
             const bool input_channel = k0 + input_row < in_channels;
-            const float2* const input_from = input_bin + std::int64_t(k0 + input_row) * rows + row0 + 2 * input_lane;
 #pragma unroll
             for (int j = 0; j < input_sweeps; ++j) {
                 const int unit = input_lane + 8 * j;
                 if (unit >= input_units) break;
                 const int bytes = input_channel ? 8 * max(0, min(2, rows - (row0 + 2 * unit))) : 0;
                 copy_16(input_tile + input_row * layout::input_pitch + 2 * unit,
-                        bytes ? input_from + 16 * j : args.input, bytes);
+                        bytes ? input_cursor + 16 * j : args.input, bytes);
             }
+            input_cursor += std::int64_t(chunk_channels) * rows;
             return;
         }
 #pragma unroll 1
