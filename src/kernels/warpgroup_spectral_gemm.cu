@@ -21,9 +21,15 @@
 // scale-a = -1, not from negated copies.
 //
 // Pipeline: input channels in chunks of 16 (two k-steps) through `stages`
-// cp.async buffers of both raw operands; per chunk one split pass, then the
-// k-steps, each waited for before its adds. A CTA does not overlap its own
-// split pass with its wgmma: two or three CTAs an SM do that for each other.
+// cp.async buffers of both raw operands and two split buffers: a chunk's 24
+// wgmma run while the CTA splits the next chunk and issues its copies, then
+// they are waited for and added.
+//
+// Where the time goes (H200, ncu, 256^2 K16 C128 B2's GEMM halves;
+// docs/performance.md): bound by issue latency, not by the tensor pipe or
+// memory. At 247 registers two CTAs (8 warps) fit an SM, and a warp issues an
+// instruction every ~5 cycles (shared-memory and fixed-latency dependencies)
+// across ~570 instructions a chunk: the operand splits, the FP32 adds, copies.
 #include "fftconv/detail/kernels/warpgroup_spectral_gemm.hpp"
 
 #include <climits>
@@ -436,9 +442,9 @@ __global__ void __launch_bounds__(warpgroup_threads, tile_layout<columns>::min_b
 
         wait_copies<stages - 2>();  // chunk + 1 has landed (this thread's copies) ...
         __syncthreads();            // ... everyone's; everyone holds chunk's filter fragments
+        if (chunk + 1 < grid.chunks) split_input(chunk + 1);
         if (chunk + stages < grid.chunks) load_chunk(chunk + stages);
         commit_copies();
-        if (chunk + 1 < grid.chunks) split_input(chunk + 1);
 
         warpgroup_wait_all();
         pin_registers(first_re);
@@ -525,8 +531,6 @@ void launch_columns(const spectral_gemm_args& a, const call_shape& s, cudaStream
 
 }  // namespace warpgroup_gemm_impl
 
-using namespace warpgroup_gemm_impl;
-
 bool warpgroup_spectral_gemm_runs(const spectral_gemm_args& a) {
 #if FFTCONV_WARPGROUP_GEMM
     int device = 0, major = 0, minor = 0;
@@ -536,7 +540,7 @@ bool warpgroup_spectral_gemm_runs(const spectral_gemm_args& a) {
     if (major != 9 || minor != 0) return false;
     // Row blocks and rows index with int; the grid's x extent is < 2^31.
     return a.rows <= INT_MAX && a.in_channels <= INT_MAX && a.last_out <= INT_MAX &&
-           (a.bins == 0 || shape_of(a).items <= INT_MAX);
+           (a.bins == 0 || warpgroup_gemm_impl::shape_of(a).items <= INT_MAX);
 #else
     (void)a;
     return false;
@@ -544,17 +548,17 @@ bool warpgroup_spectral_gemm_runs(const spectral_gemm_args& a) {
 }
 
 void warpgroup_spectral_gemm(const spectral_gemm_args& a, cudaStream_t stream) {
-    const call_shape s = shape_of(a);
+    const warpgroup_gemm_impl::call_shape s = warpgroup_gemm_impl::shape_of(a);
     if (s.items == 0 || s.grid.chunks == 0) return;
     switch (s.columns) {
-        case 8: return launch_columns<8>(a, s, stream);
-        case 16: return launch_columns<16>(a, s, stream);
-        case 24: return launch_columns<24>(a, s, stream);
-        case 32: return launch_columns<32>(a, s, stream);
-        case 40: return launch_columns<40>(a, s, stream);
-        case 48: return launch_columns<48>(a, s, stream);
-        case 56: return launch_columns<56>(a, s, stream);
-        default: return launch_columns<64>(a, s, stream);
+        case 8: return warpgroup_gemm_impl::launch_columns<8>(a, s, stream);
+        case 16: return warpgroup_gemm_impl::launch_columns<16>(a, s, stream);
+        case 24: return warpgroup_gemm_impl::launch_columns<24>(a, s, stream);
+        case 32: return warpgroup_gemm_impl::launch_columns<32>(a, s, stream);
+        case 40: return warpgroup_gemm_impl::launch_columns<40>(a, s, stream);
+        case 48: return warpgroup_gemm_impl::launch_columns<48>(a, s, stream);
+        case 56: return warpgroup_gemm_impl::launch_columns<56>(a, s, stream);
+        default: return warpgroup_gemm_impl::launch_columns<64>(a, s, stream);
     }
 }
 
