@@ -21,10 +21,10 @@ std::size_t call_graphs::graphs() const noexcept {
 }
 
 call_graphs::entry& call_graphs::remember(const call_key& key) {
-    if (entries_.size() < capacity) return entries_.emplace_back(entry{key});
+    if (entries_.size() < capacity) return entries_.emplace_back(entry{key, {}});
     auto oldest = std::min_element(entries_.begin(), entries_.end(),
                                    [](const entry& a, const entry& b) { return a.last_use < b.last_use; });
-    *oldest = entry{key};
+    *oldest = entry{key, {}};
     return *oldest;
 }
 

@@ -628,6 +628,19 @@ inline void check_spectral_gemm_args(const spectral_gemm_args& a) {
         throw_invalid("spectral_gemm: arguments out of range");
 }
 
+// check_spectral_gemm_args, and for StaticInChannels > 0 that the arguments'
+// depth is that count; throws throw_invalid.
+template <int StaticInChannels>
+void check_static_spectral_gemm_args(const spectral_gemm_args& a) {
+    static_assert(StaticInChannels >= 0 && StaticInChannels <= (1 << 30),
+                  "StaticInChannels: 0 (read from args) or the input-channel count");
+    check_spectral_gemm_args(a);
+    if constexpr (StaticInChannels > 0)
+        if (a.in_channels != StaticInChannels)
+            throw_invalid("spectral_gemm: in_channels = " + std::to_string(a.in_channels) +
+                          ", but this instantiation is compiled for " + std::to_string(StaticInChannels));
+}
+
 // The mma.sync kernel alone (any device of compute capability 8.0 or more),
 // with the contraction depth fixed at compile time: StaticInChannels > 0
 // accepts only args.in_channels == StaticInChannels (throw_invalid
@@ -636,14 +649,8 @@ inline void check_spectral_gemm_args(const spectral_gemm_args& a) {
 // fftconv::error on a launch failure or arguments out of range.
 template <int StaticInChannels>
 void spectral_gemm_warp_level(const spectral_gemm_args& a, cudaStream_t stream) {
-    static_assert(StaticInChannels >= 0 && StaticInChannels <= (1 << 30),
-                  "StaticInChannels: 0 (read from args) or the input-channel count");
     using namespace spectral_gemm_impl;
-    check_spectral_gemm_args(a);
-    if constexpr (StaticInChannels > 0)
-        if (a.in_channels != StaticInChannels)
-            throw_invalid("spectral_gemm: in_channels = " + std::to_string(a.in_channels) +
-                          ", but this instantiation is compiled for " + std::to_string(StaticInChannels));
+    check_static_spectral_gemm_args<StaticInChannels>(a);
     if (a.bins == 0 || a.first_out == a.last_out) return;
     // 4 warps x 16 channels, 16-deep k tiles in 3 buffers, persistent CTAs;
     // 2 CTAs per SM with up to 255 registers each. Over the leaderboard
@@ -665,10 +672,7 @@ void spectral_gemm_warp_level(const spectral_gemm_args& a, cudaStream_t stream) 
 // same device, and the same contract holds.
 template <int StaticInChannels>
 void spectral_gemm_static(const spectral_gemm_args& a, cudaStream_t stream) {
-    check_spectral_gemm_args(a);
-    if (StaticInChannels > 0 && a.in_channels != StaticInChannels)
-        throw_invalid("spectral_gemm: in_channels = " + std::to_string(a.in_channels) +
-                      ", but this instantiation is compiled for " + std::to_string(StaticInChannels));
+    check_static_spectral_gemm_args<StaticInChannels>(a);
     if (a.bins == 0 || a.first_out == a.last_out) return;
     if (warpgroup_spectral_gemm_runs(a)) {
         warpgroup_spectral_gemm(a, stream);
