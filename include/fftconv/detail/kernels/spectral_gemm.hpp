@@ -50,7 +50,9 @@ struct spectral_gemm_args {
 
 // True where spectral_gemm is faster than cublasCgemmStridedBatched (FP32)
 // on the H200; the rule and its reasons are at its definition in
-// src/kernels/spectral_gemm.cu. Host-only, no CUDA calls.
+// src/kernels/spectral_gemm.cu. Host-only; asks the current device whether
+// the wgmma kernel runs there (warpgroup_spectral_gemm_runs: throws
+// fftconv::error if the query fails).
 bool spectral_gemm_pays(const spectral_gemm_args& args);
 
 // Enqueues the product on `stream`. Any shape: rows, channels and the output
