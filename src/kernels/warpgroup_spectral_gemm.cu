@@ -65,8 +65,8 @@ struct tile_layout {
     static constexpr int chunk_split_words = 2 * 4 * part_words;  // two k-steps of four parts
     static constexpr int split_words = 2 * chunk_split_words;      // two chunks: one in use, one being split
     static constexpr int shared_bytes = split_words * 4 + stages * (filter_stage + input_stage) * 8;
-    // Accumulators and chains: 2 x columns floats a thread; three CTAs an SM
-    // (at most 168 registers) where that spills nothing.
+    // Accumulators and the two k-steps' chains: 3 x columns floats a thread;
+    // three CTAs an SM (at most 168 registers) where that spills nothing.
     static constexpr int min_blocks = columns <= 32 ? 3 : 2;
 };
 

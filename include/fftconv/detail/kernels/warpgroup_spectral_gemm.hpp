@@ -7,7 +7,8 @@
 // both operands, the FP32 adds) and keeps the tensor pipe about half busy.
 // wgmma reads the input operand straight from shared memory for a 64-row
 // warpgroup tile, so a CTA splits each input element once (not once per
-// warp) and issues one instruction where mma.sync issued eight.
+// warp) and a warp issues one wgmma where it issued an mma.sync per 8 rows
+// (seven at 56 rows).
 //
 // Built only where the library is compiled for sm_90 (its machine code is
 // sm_90a: wgmma is an architecture-specific feature); elsewhere, and on
