@@ -8,22 +8,17 @@
 #include "fftconv/detail/kernels/spectral_gemm.cuh"
 
 #include "fftconv/detail/kernels/spectral_gemm.hpp"
-#include "fftconv/detail/kernels/warpgroup_spectral_gemm.hpp"
 
 namespace fftconv::detail {
 
-// Where spectral_gemm beats cublasCgemmStridedBatched (FP32) on the H200,
-// on full ranges and on the halves [0, C/2), [C/2, C) the pipeline makes
-// (docs/performance.md): more than 32 output channels in the range (the
-// 64-channel CTAs of both kernels compute half padding below), and for the
-// mma.sync kernel at least 32 rows (fewer pad to its smallest row tile) and
-// at least 16 input channels; the wgmma kernel (row tiles of 8) wins from 32
-// input channels at any row count (128^2 K8 C64 B1's 26 rows: 18.4 against
-// cuBLAS's 23.1 us) and loses below (16 channels: 17.8 against 16.5).
+// Where the mma.sync kernel beats cublasCgemmStridedBatched (FP32) on the
+// H200, on full ranges and on the halves [0, C/2), [C/2, C) the pipeline
+// makes (docs/performance.md): at least 32 rows (fewer pad to the smallest
+// row tile, 32), at least 16 input channels (8 are a single k-step), and
+// more than 32 output channels in the range (the 64-channel CTA computes
+// half padding below).
 bool spectral_gemm_pays(const spectral_gemm_args& a) {
-    if (a.last_out - a.first_out <= 32) return false;
-    if (warpgroup_spectral_gemm_runs(a)) return a.in_channels >= 32;
-    return a.rows >= 32 && a.in_channels >= 16;
+    return a.rows >= 32 && a.in_channels >= 16 && a.last_out - a.first_out > 32;
 }
 
 void spectral_gemm(const spectral_gemm_args& a, cudaStream_t stream) { spectral_gemm_static<0>(a, stream); }

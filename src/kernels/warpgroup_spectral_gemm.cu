@@ -547,6 +547,15 @@ bool warpgroup_spectral_gemm_runs(const spectral_gemm_args& a) {
 #endif
 }
 
+// H200, L2 flushed (docs/performance.md, d3): the kernel's 8-row tiles win
+// from 32 input channels at any row count (128^2 K8 C64 B1's 26 rows: 18.4
+// against cuBLAS's 23.1 us) and lose below (16 channels: 17.8 against 16.5);
+// ranges of 32 channels compute half padding (10.7 against cuBLAS's 11.6 us
+// at 64^2 K8 C32 B2).
+bool warpgroup_spectral_gemm_pays(const spectral_gemm_args& a) {
+    return a.in_channels >= 32 && a.last_out - a.first_out > 32;
+}
+
 void warpgroup_spectral_gemm(const spectral_gemm_args& a, cudaStream_t stream) {
     const warpgroup_gemm_impl::call_shape s = warpgroup_gemm_impl::shape_of(a);
     if (s.items == 0 || s.grid.chunks == 0) return;

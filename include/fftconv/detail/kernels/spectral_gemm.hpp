@@ -48,11 +48,11 @@ struct spectral_gemm_args {
     std::int64_t output_bin_stride;  // >= last_out * rows (the output holds channels up to last_out)
 };
 
-// True where spectral_gemm is faster than cublasCgemmStridedBatched (FP32)
-// on the H200; the rule and its reasons are at its definition in
-// src/kernels/spectral_gemm.cu. Host-only; asks the current device whether
-// the wgmma kernel runs there (warpgroup_spectral_gemm_runs: throws
-// fftconv::error if the query fails).
+// True where the mma.sync kernel (spectral_gemm_warp_level) is faster than
+// cublasCgemmStridedBatched (FP32) on the H200; the rule and its reasons are
+// at its definition in src/kernels/spectral_gemm.cu. Host-only, no CUDA
+// calls (plans use it). Where the wgmma kernel runs, the forward product
+// asks warpgroup_spectral_gemm_pays instead.
 bool spectral_gemm_pays(const spectral_gemm_args& args);
 
 // Enqueues the product on `stream`. Any shape: rows, channels and the output

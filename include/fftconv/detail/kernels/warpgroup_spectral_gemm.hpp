@@ -27,6 +27,12 @@ namespace fftconv::detail {
 // the work fits one launch. Throws fftconv::error if the device query fails.
 bool warpgroup_spectral_gemm_runs(const spectral_gemm_args& args);
 
+// Where warpgroup_spectral_gemm_runs, whether the wgmma kernel beats
+// cublasCgemmStridedBatched (FP32) on the H200: ranges of more than 32
+// output channels from 32 input channels, at any row count (the rule's
+// measurements at its definition). Host-only, no CUDA calls.
+bool warpgroup_spectral_gemm_pays(const spectral_gemm_args& args);
+
 // Enqueues the product of spectral_gemm.hpp on `stream`, for any shape the
 // arguments allow (check_spectral_gemm_args' ranges), any output range and
 // any 8-byte alignment. Only where warpgroup_spectral_gemm_runs(args).
