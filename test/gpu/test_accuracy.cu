@@ -89,6 +89,31 @@ TEST_CASE("seeded random problems through the dispatch's path, and small ones th
                 count, direct, worst_l2, worst_fraction);
 }
 
+TEST_CASE("the filter transform's zero stages: kernels at and past T/8, T/4 and T/2 of each fused tile") {
+    // The fused filter transform transforms only the kernel's points of each
+    // line (fft_in_registers_of_prefix), stages skipped by the kernel's width
+    // along rows and its height along columns: square and rectangular
+    // kernels on both sides of every threshold, each extent forced.
+    for (const int tile : {16, 32, 64}) {
+        context ctx;
+        ctx.force_tile_extent(tile);
+        std::vector<std::int64_t> extents;
+        for (const int edge : {tile / 8, tile / 4, tile / 2})
+            for (const int k : {edge - 1, edge, edge + 1})
+                if (k >= 1) extents.push_back(k);
+        for (std::size_t i = 0; i < extents.size(); ++i) {
+            const std::int64_t kh = extents[i], kw = extents[(i * 5 + 2) % extents.size()];
+            for (const extent2d kernel : {extent2d{kh, kh}, extent2d{kh, kw}}) {
+                problem p{2, 3, 5, 2 * tile + 3, 2 * tile - 5, kernel};
+                CAPTURE(to_string(p));
+                CAPTURE(tile);
+                REQUIRE(ctx.plan(p).geometry.tile_extent() == tile);
+                testing::check_conv(ctx, p, 7000 + std::uint64_t(tile) * 64 + i);
+            }
+        }
+    }
+}
+
 TEST_CASE("large images, up to 1024 x 1024, and large kernels") {
     context ctx;
     for (const problem& p : {problem{1, 3, 4, 1024, 1024, 7},

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "fftconv/detail/kernels/async_copy.cuh"
 #include "fftconv/detail/kernels/element_access.cuh"
 #include "fftconv/detail/runtime/check.hpp"
 #include "fftconv/detail/runtime/launch.cuh"
@@ -218,6 +219,14 @@ struct image_tiles {
 template <class Geometry, class Element>
 constexpr bool scales_partners<image_tiles<Geometry, Element>> = false;
 
+// Whether a source's pairs are loaded by cp.async (copy_pair): float
+// images, which need neither a scale nor their largest magnitudes; half
+// types widen on the way (load_pair).
+template <class Source>
+constexpr bool copies_pairs = false;
+template <class Geometry>
+constexpr bool copies_pairs<image_tiles<Geometry, float>> = true;
+
 // Filter tile n = in_channel * out_channels + out_channel (in_channel within
 // the output channel's group): the Kh x Kw filter, scaled by 1/T^2 (the inverse
 // transform is unnormalised). out_channels is the pass's (a pass may cover
@@ -236,6 +245,15 @@ struct filter_tiles {
     }
     __device__ const float* data() const { return w; }
 };
+
+// Whether every tile of a source is a window at the tile's origin no larger
+// than the geometry's kernel (a filter: kernel_height x kernel_width, zero
+// padded to T x T). Its forward transform then neither loads nor transforms
+// the zeros past the kernel (fft_in_registers_of_prefix).
+template <class Source>
+constexpr bool origin_windows = false;
+template <class Geometry>
+constexpr bool origin_windows<filter_tiles<Geometry>> = true;
 
 // Output tile n = (out_channel * batch + b) * tile_slots + tile: its first
 // outputs.high x outputs.wide outputs (the ones no circular wrap reached, or
@@ -341,6 +359,7 @@ struct window_cursor {
           row_step(sizeof(E) * std::uintptr_t(w.row_stride)) {}
     __device__ stored<E> load() const { return load_cached(reinterpret_cast<const E*>(at)); }
     __device__ void store(float value) const { store_write_back(reinterpret_cast<E*>(at), value); }
+    __device__ const E* address() const { return reinterpret_cast<const E*>(at); }
     __device__ void next_row() { at += row_step; }
     __device__ void skip_rows(int rows) { at += std::uintptr_t(rows) * row_step; }
 };
@@ -359,7 +378,8 @@ __device__ __forceinline__ float max_magnitude(float largest, float v) {
 
 // z = a + i b for the pair's windows (zero outside them; a's into data_a,
 // b's into data_b), times `scale`: thread `lane` loads column `lane` of rows
-// [first, first + Rows) (all of them by default; coalesced across the warp),
+// [first, first + Rows) (all of them by default; coalesced across the warp;
+// only the first `loaded_rows` of them, a multiple of 16, where given),
 // `chunk` rows at a time, all of a chunk's loads in flight before the first
 // is used (one load per iteration was latency-bound). `largest` gets the
 // largest magnitude this thread loaded of each (a: .x, b: .y; before
@@ -367,7 +387,7 @@ __device__ __forceinline__ float max_magnitude(float largest, float v) {
 template <int T, int Rows = T, class A, class B>
 __device__ __forceinline__ bool load_pair(float2* z, int lane, const A* data_a, const tile_window& wa,
                                           const B* data_b, const tile_window& wb, float scale,
-                                          float2& largest, int first = 0) {
+                                          float2& largest, int first = 0, int loaded_rows = Rows) {
     constexpr int pitch = T + 1, chunk = 16;
     static_assert(Rows % chunk == 0, "rows are loaded in chunks");
     largest = float2{0.0f, 0.0f};
@@ -376,7 +396,7 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const A* data_a, 
     at_a.skip_rows(first);
     at_b.skip_rows(first);
 #pragma unroll 1
-    for (int base = first; base < first + Rows; base += chunk) {
+    for (int base = first; base < first + loaded_rows; base += chunk) {
         stored<A> sa[chunk];
         stored<B> sb[chunk];
 #pragma unroll
@@ -398,11 +418,36 @@ __device__ __forceinline__ bool load_pair(float2* z, int lane, const A* data_a, 
     return largest.x <= FLT_MAX && largest.y <= FLT_MAX;  // false for Inf and NaN
 }
 
+// z = a + i b for the pair's windows of x (zero outside them), every row's
+// copy in flight at once: thread `lane` copies column `lane` of each row
+// by cp.async (coalesced across the warp) and waits for its copies; a
+// barrier then shows them to the tile's other threads. (load_pair keeps 16
+// rows in flight through registers, a memory latency per 16 rows.)
+template <int T>
+__device__ __forceinline__ void copy_pair(float2* z, int lane, const float* x, const tile_window& wa,
+                                          const tile_window& wb) {
+    constexpr int pitch = T + 1;
+    const bool column_a = lane >= wa.col_begin && lane < wa.cols, column_b = lane >= wb.col_begin && lane < wb.cols;
+    window_cursor<float> at_a(x, wa, lane), at_b(x, wb, lane);
+#pragma unroll 8
+    for (int r = 0; r < T; ++r) {
+        const bool a = column_a && r >= wa.row_begin && r < wa.rows, b = column_b && r >= wb.row_begin && r < wb.rows;
+        float2* const to = z + r * pitch + lane;
+        copy_4(&to->x, a ? at_a.address() : x, a ? 4 : 0);  // 0 bytes: zero filled, nothing read
+        copy_4(&to->y, b ? at_b.address() : x, b ? 4 : 0);
+        at_a.next_row();
+        at_b.next_row();
+    }
+    commit_copies();
+    wait_all_copies();
+}
+
 // Both windows of one array.
 template <int T, int Rows = T, class E>
 __device__ __forceinline__ bool load_pair(float2* z, int lane, const E* data, const tile_window& wa,
-                                          const tile_window& wb, float scale, float2& largest, int first = 0) {
-    return load_pair<T, Rows>(z, lane, data, wa, data, wb, scale, largest, first);
+                                          const tile_window& wb, float scale, float2& largest, int first = 0,
+                                          int loaded_rows = Rows) {
+    return load_pair<T, Rows>(z, lane, data, wa, data, wb, scale, largest, first, loaded_rows);
 }
 
 // Row `lane` of z, transformed in place, when lane < rows: rows past both
@@ -490,6 +535,38 @@ __device__ __forceinline__ void write_column(float2* z, int lane, const float2 (
     for (int k = 0; k < T; ++k) z[k * pitch + lane] = v[k];
 }
 
+// The zero stages of a T-point line whose points from `extent` on are zero
+// (fft_in_registers_of_prefix): the most, up to 3, with extent <= T >> stages.
+__host__ __device__ constexpr int prefix_zero_stages(int tile_extent, int extent) {
+    int stages = 0;
+    while (stages < 3 && (tile_extent >> (stages + 1)) >= (extent > 2 ? extent : 2)) ++stages;
+    return stages;
+}
+
+// Row `lane` of z, whose points from T >> ZeroStages on are zero, times
+// `factor`, transformed into v (v[k] is column k): only the points below
+// T >> ZeroStages are read.
+template <int T, int ZeroStages>
+__device__ __forceinline__ void transform_row_prefix(const float2* z, int lane, float2 (&v)[T], float2 factor) {
+    constexpr int pitch = T + 1;
+#pragma unroll
+    for (int s = 0; s < T; s += 1 << ZeroStages) v[s] = scaled(z[lane * pitch + bit_reversed<T>.index[s]], factor);
+    fft_in_registers_of_prefix<T, false, ZeroStages>(v);
+}
+
+// The same for zero stages known at run time (prefix_zero_stages): every
+// lane of a launch takes the same case in a pass, so one FFT body runs.
+template <int T>
+__device__ __forceinline__ void transform_row_prefix(const float2* z, int lane, float2 (&v)[T], int zero_stages,
+                                                     float2 factor) {
+    switch (zero_stages) {
+        case 0: return transform_row_prefix<T, 0>(z, lane, v, factor);
+        case 1: return transform_row_prefix<T, 1>(z, lane, v, factor);
+        case 2: return transform_row_prefix<T, 2>(z, lane, v, factor);
+        default: return transform_row_prefix<T, 3>(z, lane, v, factor);
+    }
+}
+
 // The unroll factor of forward_tiles' and inverse_tiles' loops of `passes`
 // transposing passes (tile_family::unrolled_passes).
 __host__ __device__ constexpr int pass_unroll(int tile_extent, int passes) {
@@ -552,8 +629,23 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     const tile_pair pair = pair_tiles(source, block_pair + group, tile_count);
     tile_window wa = tile_window{}, wb = tile_window{};
     pair_windows(source, pair, wa, wb);
-    float2 largest;
-    load_pair<T>(z, lane, tile_data(source, pair.first), wa, wb, tile_scale(source, pair.first), largest);
+    // Where the tiles are windows at the origin (a filter), only the rows
+    // that hold the kernel are loaded, and each pass transforms lines whose
+    // points past the kernel are zero: rows (pass 0) kernel_width points
+    // long, columns (pass 1) kernel_height.
+    constexpr bool at_origin = origin_windows<Source>;
+    int row_zero_stages = 0, column_zero_stages = 0, loaded_rows = T;
+    if constexpr (at_origin) {
+        row_zero_stages = prefix_zero_stages(T, source.geo.kernel_width());
+        column_zero_stages = prefix_zero_stages(T, source.geo.kernel_height());
+        loaded_rows = min(T, (source.geo.kernel_height() + 15) / 16 * 16);
+    }
+    float2 largest{0.0f, 0.0f};
+    if constexpr (copies_pairs<Source>)
+        copy_pair<T>(z, lane, source.data(), wa, wb);
+    else
+        load_pair<T>(z, lane, tile_data(source, pair.first), wa, wb, tile_scale(source, pair.first), largest, 0,
+                     loaded_rows);
     if constexpr (records_largest<Source>) {
         const unsigned same = pair_lanes<T>(linear);
         const uint2 bits{__reduce_max_sync(same, __float_as_uint(largest.x)),
@@ -570,19 +662,39 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
         if (balancing) back_of[group] = factors.out;
     }
     // Rows, then columns: two transposing passes over one FFT body. Rows
-    // outside both windows are zero, and so is their FFT.
+    // outside both windows are zero, and so is their FFT. Windows at the
+    // origin: pass 1 reads only the first T >> column_zero_stages rows' columns,
+    // so only those rows are written by pass 0 (zero past the windows).
     const int rows = max(wa.rows, wb.rows), first_row = first_window_row(wa, wb);
+    if constexpr (at_origin) {
+        const int written_rows = T >> column_zero_stages;
 #pragma unroll pass_unroll(T, 2)
-    for (int pass = 0; pass < 2; ++pass) {
-        float2 v[T];
-        read_row<T>(z, lane, v);
-        if (may_balance && pass == 0 && factors.active)
+        for (int pass = 0; pass < 2; ++pass) {
+            float2 v[T];
+            if (pass == 1 || (lane >= first_row && lane < rows)) {
+                transform_row_prefix<T>(z, lane, v, pass == 0 ? row_zero_stages : column_zero_stages,
+                                        pass == 0 && factors.active ? factors.in : float2{1.0f, 1.0f});
+            } else {
 #pragma unroll
-            for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
-        tile_sync<T>(group);  // every row is in registers before the columns overwrite them
-        if (pass == 1 || (lane >= first_row && lane < rows)) fft_in_registers<T, false>(v);
-        write_column<T>(z, lane, v);
-        tile_sync<T>(group);
+                for (int k = 0; k < T; ++k) v[k] = float2{0.0f, 0.0f};
+            }
+            tile_sync<T>(group);  // every line is in registers before the columns overwrite them
+            if (pass == 1 || lane < written_rows) write_column<T>(z, lane, v);
+            tile_sync<T>(group);
+        }
+    } else {
+#pragma unroll pass_unroll(T, 2)
+        for (int pass = 0; pass < 2; ++pass) {
+            float2 v[T];
+            read_row<T>(z, lane, v);
+            if (may_balance && pass == 0 && factors.active)
+#pragma unroll
+                for (int k = 0; k < T; ++k) v[k] = scaled(v[k], factors.in);
+            tile_sync<T>(group);  // every row is in registers before the columns overwrite them
+            if (pass == 1 || (lane >= first_row && lane < rows)) fft_in_registers<T, false>(v);
+            write_column<T>(z, lane, v);
+            tile_sync<T>(group);
+        }
     }
     __syncthreads();  // the stores below read every tile of the block
 
@@ -645,8 +757,10 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
     // symmetry. Thread `linear` loads pair g = linear % pairs at bins
     // linear / pairs + T j, j < freq_cols (forward_tiles' stores in
-    // reverse), `chunk` loads in flight before any is used.
-    constexpr int chunk = 8;
+    // reverse), `chunk` loads in flight before any is used: the fewest
+    // rounds of at most 12 (each waits out a memory latency), split evenly
+    // (33 bins: 3 of 11, not 5 of at most 8).
+    constexpr int rounds = (freq_cols + 11) / 12, chunk = (freq_cols + rounds - 1) / rounds;
     const std::int64_t n = block_first + 2 * g;
     const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
     const float2* in = spectrum + std::int64_t(linear / pairs) * bin_stride + n;

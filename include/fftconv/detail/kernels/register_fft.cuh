@@ -152,4 +152,23 @@ __device__ __forceinline__ void fft_in_registers(float2 (&v)[N]) {
     dit_stages<N, 1, Inverse>(v);
 }
 
+// The same transform of an input whose points from N >> ZeroStages on are
+// zero (a filter in its zero-padded tile): only v[s] with s a multiple of
+// 2^ZeroStages need hold their point (those are the points below
+// N >> ZeroStages in bit-reversed order). The first ZeroStages stages
+// combine each such point with zeros only, which gives 2^ZeroStages copies
+// of it; they are made directly and the transform goes on from there, with
+// the same arithmetic as the full transform on the same values (adding an
+// exact zero changes nothing), so the result is the full transform's.
+template <int N, bool Inverse, int ZeroStages>
+__device__ __forceinline__ void fft_in_registers_of_prefix(float2 (&v)[N]) {
+    static_assert(ZeroStages >= 0 && (N >> ZeroStages) >= 2, "at least two points are transformed");
+    constexpr int copies = 1 << ZeroStages;
+#pragma unroll
+    for (int s = 0; s < N; s += copies)
+#pragma unroll
+        for (int j = 1; j < copies; ++j) v[s + j] = v[s];
+    dit_stages<N, copies, Inverse>(v);
+}
+
 }  // namespace fftconv::detail
