@@ -32,6 +32,7 @@
 // across ~570 instructions a chunk: the operand splits, the FP32 adds, copies.
 #include "fftconv/detail/kernels/warpgroup_spectral_gemm.hpp"
 
+#include <atomic>
 #include <climits>
 #include <cstdint>
 
@@ -531,13 +532,35 @@ void launch_columns(const spectral_gemm_args& a, const call_shape& s, cudaStream
 
 }  // namespace warpgroup_gemm_impl
 
-bool warpgroup_spectral_gemm_runs(const spectral_gemm_args& a) {
 #if FFTCONV_WARPGROUP_GEMM
-    int device = 0, major = 0, minor = 0;
+namespace {
+
+// Whether the current device is compute capability 9.0, asked of the
+// runtime once per device (every forward GEMM launch asks twice: the
+// routing and the launch).
+bool current_device_is_sm90() {
+    int device = 0;
     FFTCONV_CUDA_TRY(cudaGetDevice(&device));
+    constexpr int remembered = 64;  // devices past these are asked every time
+    static std::atomic<signed char> known[remembered] = {};  // 0: not asked, 1: yes, -1: no
+    if (device >= 0 && device < remembered) {
+        const signed char answer = known[device].load(std::memory_order_relaxed);
+        if (answer != 0) return answer > 0;
+    }
+    int major = 0, minor = 0;
     FFTCONV_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
     FFTCONV_CUDA_TRY(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
-    if (major != 9 || minor != 0) return false;
+    const bool sm90 = major == 9 && minor == 0;
+    if (device >= 0 && device < remembered) known[device].store(sm90 ? 1 : -1, std::memory_order_relaxed);
+    return sm90;
+}
+
+}  // namespace
+#endif
+
+bool warpgroup_spectral_gemm_runs(const spectral_gemm_args& a) {
+#if FFTCONV_WARPGROUP_GEMM
+    if (!current_device_is_sm90()) return false;
     // Row blocks and rows index with int; the grid's x extent is < 2^31.
     return a.rows <= INT_MAX && a.in_channels <= INT_MAX && a.last_out <= INT_MAX &&
            (a.bins == 0 || warpgroup_gemm_impl::shape_of(a).items <= INT_MAX);
