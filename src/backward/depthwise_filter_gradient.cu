@@ -41,6 +41,7 @@ namespace {
 
 constexpr int tile = gradient_tile;  // 64
 constexpr int pitch = tile + 1, freq_cols = tile / 2 + 1, bins = tile * freq_cols;
+constexpr int dy_tile = tile_family_of(tile).tile_stride();  // where the block's second tile (dy's) starts
 constexpr int groups = tile_family_of(tile).pairs, threads = tile_family_of(tile).threads();  // 2 tiles, 128 threads
 constexpr int owned_bins = (bins + threads - 1) / threads;                // per thread: 17
 static_assert(groups == 2, "kernel 1 holds a windows tile and a dy-blocks tile");
@@ -82,7 +83,7 @@ __global__ void __launch_bounds__(threads, 3)
     extern __shared__ float2 shared[];
     __shared__ pair_largest<threads, tile> largest_of;  // pair 0: x's windows q, q + 1; pair 1: dy's blocks
     const int lane = threadIdx.x, group = threadIdx.y, linear = group * tile + lane;
-    float2* z = shared + group * tile * pitch;  // group 0: windows of xpad; group 1: dy blocks
+    float2* z = shared + group * tile_family_of(tile).tile_stride();  // group 0: windows of xpad; group 1: dy blocks
     const std::int64_t o = g.first_out + blockIdx.x / g.splits, split = blockIdx.x % g.splits;
     const std::int64_t begin = split * g.per_split, end = min(begin + g.per_split, g.at.count());
 
@@ -145,7 +146,7 @@ __global__ void __launch_bounds__(threads, 3)
             const int r = bin / freq_cols, s = bin % freq_cols;
             const int at = r * pitch + s, mirror = ((tile - r) % tile) * pitch + (tile - s) % tile;
             const float2 ax = shared[at], mx = shared[mirror];                           // windows
-            const float2 ad = shared[tile * pitch + at], md = shared[tile * pitch + mirror];  // dy blocks
+            const float2 ad = shared[dy_tile + at], md = shared[dy_tile + mirror];  // dy blocks
             const float2 x0{ax.x + mx.x, ax.y - mx.y}, x1{ax.y + mx.y, mx.x - ax.x};  // 2 X_q, 2 X_q+1
             const float2 d0{ad.x + md.x, ad.y - md.y}, d1{ad.y + md.y, md.x - ad.x};  // 2 D_q, 2 D_q+1
             sum[j].x += back_q * (x0.x * d0.x + x0.y * d0.y) + back_next * (x1.x * d1.x + x1.y * d1.y);  // 4 X conj(D)

@@ -365,11 +365,11 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
                     std::int64_t first_out, std::int64_t multiplier, output_tiles<Geometry, Element> sink,
                     std::int64_t tile_count, std::int64_t first_pair) {
     constexpr int T = Geometry::static_extents.tile_extent;
-    constexpr int pitch = T + 1, pairs = tile_family_of(T).pairs;
+    constexpr int pairs = tile_family_of(T).pairs;
     extern __shared__ float2 shared[];
     __shared__ pair_largest<tile_family_of(T).depthwise_threads(), T * tile_family_of(T).line_threads> largest_of;
     const int lane = threadIdx.x, share = threadIdx.y, group = threadIdx.z;
-    float2* z = shared + group * T * pitch;
+    float2* z = shared + group * tile_family_of(T).tile_stride();
     const std::int64_t n0 = 2 * (first_pair + std::int64_t(blockIdx.x) * pairs + group);
 
     // The pair's output tiles n0, n0 + 1 (the same channel o: the layout

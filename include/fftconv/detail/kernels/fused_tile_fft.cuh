@@ -622,7 +622,8 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     __shared__ tile_pair pair_of[pairs];
     __shared__ float2 back_of[pairs];
     const int lane = threadIdx.x, group = threadIdx.y, linear = group * T + lane;
-    float2* z = shared + group * T * pitch;
+    constexpr int stride = tile_family_of(T).tile_stride();
+    float2* z = shared + group * stride;
     const std::int64_t block_pair = first_pair + std::int64_t(blockIdx.x) * pairs;
 
     // Load the pair's tiles, zero outside their windows.
@@ -707,32 +708,41 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     // not by dividing the flat index by freq_cols and multiplying it by the
     // bin stride at every step.
     const int g = linear % pairs;
-    const float2* zg = shared + g * T * pitch;
+    const float2* zg = shared + g * stride;
     const tile_pair at = pair_of[g];
-    const bool adjacent = at.has_first && at.has_second && at.second_offset == 1;
     const float2 back = balancing ? back_of[g] : float2{1.0f, 1.0f};
-    int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
-    float2* out = spectrum + std::int64_t(linear / pairs) * bin_stride + at.first;
     const std::int64_t step = std::int64_t(T) * bin_stride;
-    for (int j = 0; j < freq_cols; ++j) {
-        const float2 zk = zg[r * pitch + s];
-        const float2 zm = zg[((T - r) & (T - 1)) * pitch + ((T - s) & (T - 1))];  // Z[-k]: T is a power of two
-        const float2 a{0.5f * back.x * (zk.x + zm.x), 0.5f * back.x * (zk.y - zm.y)};
-        const float2 b{0.5f * back.y * (zk.y + zm.y), -0.5f * back.y * (zk.x - zm.x)};
-        if (adjacent) {
+    // One loop per way of storing (not a branch per bin), so that the
+    // compiler can issue several bins' shared-memory loads before their stores.
+    auto split_and_store = [&](auto store) {
+        int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
+        float2* out = spectrum + std::int64_t(linear / pairs) * bin_stride + at.first;
+#pragma unroll 4
+        for (int j = 0; j < freq_cols; ++j) {
+            const float2 zk = zg[r * pitch + s];
+            const float2 zm = zg[((T - r) & (T - 1)) * pitch + ((T - s) & (T - 1))];  // Z[-k]: T is a power of two
+            const float2 a{0.5f * back.x * (zk.x + zm.x), 0.5f * back.x * (zk.y - zm.y)};
+            const float2 b{0.5f * back.y * (zk.y + zm.y), -0.5f * back.y * (zk.x - zm.x)};
+            store(out, a, b);
+            out += step;
+            // The next bin, T on: T = freq_cols + T/2 - 1.
+            s += T / 2 - 1;
+            r += 1;
+            if (s >= freq_cols) {
+                s -= freq_cols;
+                r += 1;
+            }
+        }
+    };
+    if (at.has_first && at.has_second && at.second_offset == 1) {
+        split_and_store([](float2* out, float2 a, float2 b) {
             *reinterpret_cast<float4*>(out) = float4{a.x, a.y, b.x, b.y};
-        } else {
+        });
+    } else {
+        split_and_store([&](float2* out, float2 a, float2 b) {
             if (at.has_first) out[0] = a;
             if (at.has_second) out[at.second_offset] = b;
-        }
-        out += step;
-        // The next bin, T on: T = freq_cols + T/2 - 1.
-        s += T / 2 - 1;
-        r += 1;
-        if (s >= freq_cols) {
-            s -= freq_cols;
-            r += 1;
-        }
+        });
     }
 }
 
@@ -749,6 +759,7 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
                   PairScales scales) {
     constexpr int T = Geometry::static_extents.tile_extent;
     constexpr int pitch = T + 1, pairs = tile_family_of(T).pairs, threads = tile_family_of(T).threads(), freq_cols = T / 2 + 1;
+    constexpr int stride = tile_family_of(T).tile_stride();
     extern __shared__ float2 shared[];
     const int lane = threadIdx.x, group = threadIdx.y;
     const int linear = group * T + lane, g = linear % pairs;
@@ -765,7 +776,7 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
     const float2* in = spectrum + std::int64_t(linear / pairs) * bin_stride + n;
     const std::int64_t step = std::int64_t(T) * bin_stride;
-    float2* zg = shared + g * T * pitch;
+    float2* zg = shared + g * stride;
     const float2 into = scales.of(n).in;  // pair g's: A and B are scaled before they are combined
     int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
 #pragma unroll 1
@@ -808,7 +819,7 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     // first outputs.high rows are the outputs, straight to y: two transposing passes over one
     // FFT body; the result is conj(a + i b), its imaginary part negated on
     // the way out.
-    float2* z = shared + group * T * pitch;
+    float2* z = shared + group * stride;
     const std::int64_t n0 = block_first + 2 * group;
     const pair_scale factors = scales.of(n0);
 #pragma unroll pass_unroll(T, 2)

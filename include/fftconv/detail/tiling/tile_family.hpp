@@ -83,9 +83,17 @@ struct tile_family {
     FFTCONV_HOST_DEVICE constexpr bool fused_depthwise() const { return lines != line_transform::cufft; }
     FFTCONV_HOST_DEVICE constexpr int threads() const { return tile_extent * pairs; }
     FFTCONV_HOST_DEVICE constexpr int depthwise_threads() const { return threads() * line_threads; }
-    // A block's pairs as complex tiles, rows T + 1 wide (conflict-free row and column walks).
+    // Float2s from one of a block's complex tiles to the next: T rows T + 1
+    // wide (conflict-free row and column walks), then 16 / pairs more, so
+    // that one element of consecutive tiles lies 32 / pairs banks apart
+    // (T (T + 1) float2s alone are a multiple of 32 words). The dense
+    // transforms' split-and-store and the inverse's load give consecutive
+    // threads one bin of consecutive tiles: without the offset they
+    // collided, ~25% excess shared-memory wavefronts (ncu, docs/performance.md d4).
+    FFTCONV_HOST_DEVICE constexpr int tile_stride() const { return tile_extent * (tile_extent + 1) + 16 / pairs; }
+    // A block's pairs as complex tiles, tile_stride apart.
     FFTCONV_HOST_DEVICE constexpr std::size_t shared_bytes() const {
-        return 2 * sizeof(float) * std::size_t(pairs) * tile_extent * (tile_extent + 1);
+        return 2 * sizeof(float) * std::size_t(pairs) * std::size_t(tile_stride());
     }
     // The depthwise kernel's filter spectrum per channel: the half spectrum
     // T (T/2 + 1) where lines are register FFTs; the whole T x T grid in the
