@@ -768,9 +768,9 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     // Z = A + i B over the full T x T grid; columns past T/2 by Hermitian
     // symmetry. Thread `linear` loads pair g = linear % pairs at bins
     // linear / pairs + T j, j < freq_cols (forward_tiles' stores in
-    // reverse), in the fewest rounds of at most 12 loads, split evenly (33
-    // bins: 3 of 11), each round's loads issued before the previous round is
-    // placed: one memory latency waited out, not one a round.
+    // reverse), `chunk` loads in flight before any is used: the fewest
+    // rounds of at most 12 (each waits out a memory latency), split evenly
+    // (33 bins: 3 of 11, not 5 of at most 8).
     constexpr int rounds = (freq_cols + 11) / 12, chunk = (freq_cols + rounds - 1) / rounds;
     const std::int64_t n = block_first + 2 * g;
     const bool both = n + 1 < tile_count, first_only = !both && n < tile_count;
@@ -779,7 +779,9 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
     float2* zg = shared + g * stride;
     const float2 into = scales.of(n).in;  // pair g's: A and B are scaled before they are combined
     int r = linear / pairs / freq_cols, s = linear / pairs % freq_cols;
-    auto load_round = [&](float4 (&loaded)[chunk], int j0) {  // rounds in order
+#pragma unroll 1
+    for (int j0 = 0; j0 < freq_cols; j0 += chunk) {
+        float4 loaded[chunk];
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
             loaded[u] = float4{0, 0, 0, 0};
@@ -793,8 +795,6 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
             }
             in += step;
         }
-    };
-    auto place_round = [&](const float4 (&loaded)[chunk], int j0) {  // rounds in order
 #pragma unroll
         for (int u = 0; u < chunk; ++u) {
             if (j0 + u >= freq_cols) break;
@@ -812,16 +812,6 @@ __global__ void __launch_bounds__(tile_family_of(Geometry::static_extents.tile_e
                 r += 1;
             }
         }
-    };
-    float4 current[chunk], next[chunk];
-    load_round(current, 0);
-#pragma unroll
-    for (int round = 0; round < rounds; ++round) {
-        if (round + 1 < rounds) load_round(next, (round + 1) * chunk);
-        place_round(current, round * chunk);
-        if (round + 1 < rounds)
-#pragma unroll
-            for (int u = 0; u < chunk; ++u) current[u] = next[u];
     }
     __syncthreads();
 
