@@ -3,7 +3,9 @@
 // register FFT of the same line, element for element (adding exact zeros
 // changes nothing, so the two agree to the bit but for the sign of a zero),
 // and both against a float64 DFT, for every tile extent and zero-stage count
-// the filter transform uses, forward and inverse.
+// the filter transform uses, forward and inverse, as the device compiles
+// them (the host suite's test_line_transforms runs the same templates on the
+// CPU).
 #include "doctest.hpp"
 
 #include <cmath>

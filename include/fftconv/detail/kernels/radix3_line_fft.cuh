@@ -73,7 +73,17 @@ struct radix3_twiddle_table {
 template <int T, bool Inverse>
 __device__ constexpr radix3_twiddle_table<T, Inverse> radix3_twiddles{};
 
-__device__ __forceinline__ float2 complex_times(float2 a, float2 b) {
+// w_T^((r + 1) k) from the table of the side that runs (register_fft.cuh).
+template <int T, bool Inverse>
+__host__ __device__ __forceinline__ float2 radix3_twiddle(int r, int k) {
+#ifdef __CUDA_ARCH__
+    return radix3_twiddles<T, Inverse>.w[r][k];
+#else
+    return host_table<radix3_twiddle_table<T, Inverse>>.w[r][k];
+#endif
+}
+
+__host__ __device__ __forceinline__ float2 complex_times(float2 a, float2 b) {
     return float2{fmaf(a.x, b.x, -a.y * b.y), fmaf(a.x, b.y, a.y * b.x)};
 }
 
@@ -81,14 +91,14 @@ __device__ __forceinline__ float2 complex_times(float2 a, float2 b) {
 // transformed in registers (forward, or unnormalised inverse) and written
 // back into its own slots: X_r[k] into slot 3k + r.
 template <int T, bool Inverse, int Stride>
-__device__ __forceinline__ void radix3_subsequence_fft(float2* line, int r, float2 factor = float2{1.0f, 1.0f}) {
+__host__ __device__ __forceinline__ void radix3_subsequence_fft(float2* line, int r, float2 factor = float2{1.0f, 1.0f}) {
     static_assert(is_radix3_extent(T), "radix-3 lines have 3 P points, P a power of two from 16");
     constexpr int P = T / 3;
     float2* at = line + r * Stride;
     float2 v[P];
 #pragma unroll
     for (int j = 0; j < P; ++j) {
-        const float2 loaded = at[3 * bit_reversed<P>.index[j] * Stride];
+        const float2 loaded = at[3 * bit_reversed_index<P>(j) * Stride];
         v[j] = float2{factor.x * loaded.x, factor.y * loaded.y};
     }
     fft_in_registers<P, Inverse>(v);
@@ -102,11 +112,11 @@ __device__ __forceinline__ void radix3_subsequence_fft(float2* line, int r, floa
 // w_3 = -1/2 -+ i sqrt(3)/2 and X[k + P s] = a + b w_3^s + c w_3^(2s) for
 // a, b, c the twiddled X_r[k].
 template <int T, bool Inverse>
-__device__ __forceinline__ void radix3_butterfly(float2& a, float2& b, float2& c, int k) {
+__host__ __device__ __forceinline__ void radix3_butterfly(float2& a, float2& b, float2& c, int k) {
     constexpr float half_sqrt3 = Inverse ? -0.866025403784438647f : 0.866025403784438647f;
     if (!Inverse) {
-        b = complex_times(b, radix3_twiddles<T, Inverse>.w[0][k]);
-        c = complex_times(c, radix3_twiddles<T, Inverse>.w[1][k]);
+        b = complex_times(b, radix3_twiddle<T, Inverse>(0, k));
+        c = complex_times(c, radix3_twiddle<T, Inverse>(1, k));
     }
     const float2 sum = b + c, difference = b - c;
     const float2 middle{fmaf(-0.5f, sum.x, a.x), fmaf(-0.5f, sum.y, a.y)};
@@ -116,15 +126,15 @@ __device__ __forceinline__ void radix3_butterfly(float2& a, float2& b, float2& c
     b = middle + turn;
     c = middle - turn;
     if (Inverse) {
-        b = complex_times(b, radix3_twiddles<T, Inverse>.w[0][k]);
-        c = complex_times(c, radix3_twiddles<T, Inverse>.w[1][k]);
+        b = complex_times(b, radix3_twiddle<T, Inverse>(0, k));
+        c = complex_times(c, radix3_twiddle<T, Inverse>(1, k));
     }
 }
 
 // The radix-3 step for k in [k_begin, k_end) of the line line[slot * Stride]:
 // the butterfly of each k over the slots 3k, 3k + 1, 3k + 2, in place.
 template <int T, bool Inverse, int Stride>
-__device__ __forceinline__ void radix3_step(float2* line, int k_begin, int k_end) {
+__host__ __device__ __forceinline__ void radix3_step(float2* line, int k_begin, int k_end) {
     float2* at = line + 3 * k_begin * Stride;
 #pragma unroll 2
     for (int k = k_begin; k < k_end; ++k, at += 3 * Stride) {
@@ -139,7 +149,7 @@ __device__ __forceinline__ void radix3_step(float2* line, int k_begin, int k_end
 // The radix-3 steps' share of thread `part` (of Threads) of a line: k in
 // [first, last).
 template <int T, int Threads>
-__device__ __forceinline__ void radix3_share(int part, int& first, int& last) {
+__host__ __device__ __forceinline__ void radix3_share(int part, int& first, int& last) {
     constexpr int P = T / 3, share = (P + Threads - 1) / Threads;
     first = part * share;
     last = min(P, first + share);

@@ -3,6 +3,12 @@
 // never leaves registers), radix-2 decimation in time with its twiddles as
 // factor and slope (three fused multiply-adds a butterfly half), computed at
 // compile time in double and rounded once to float.
+//
+// Host and device: the transforms also run on the CPU, where the host tests
+// check their arithmetic against a float64 DFT without a GPU. Each table is
+// one constexpr object per side (device memory in device code, host memory
+// in host code), read through an accessor whose device branch is the plain
+// table read, so the kernels' code is what it was.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -56,8 +62,13 @@ constexpr cos_sin unit_root(long k, long n) {
     }
 }
 
-__device__ __forceinline__ float2 operator+(float2 a, float2 b) { return {a.x + b.x, a.y + b.y}; }
-__device__ __forceinline__ float2 operator-(float2 a, float2 b) { return {a.x - b.x, a.y - b.y}; }
+__host__ __device__ __forceinline__ float2 operator+(float2 a, float2 b) { return {a.x + b.x, a.y + b.y}; }
+__host__ __device__ __forceinline__ float2 operator-(float2 a, float2 b) { return {a.x - b.x, a.y - b.y}; }
+
+// The host side's copy of a compile-time table (the device side's is a
+// __device__ variable beside each table).
+template <class Table>
+inline constexpr Table host_table{};
 
 __host__ __device__ constexpr int bit_reverse(int k, int n) {
     int r = 0;
@@ -81,6 +92,16 @@ struct bit_reversal_table {
 };
 template <int N>
 __device__ constexpr bit_reversal_table<N> bit_reversed{};
+
+// bit_reverse(k, N) from the table of the side that runs.
+template <int N>
+__host__ __device__ __forceinline__ int bit_reversed_index(int k) {
+#ifdef __CUDA_ARCH__
+    return bit_reversed<N>.index[k];
+#else
+    return host_table<bit_reversal_table<N>>.index[k];
+#endif
+}
 
 // A twiddle w = (c, s) as a factor and a slope, for butterflies a +- w b in
 // three fused multiply-adds per component pair: w b = f (b.x - q b.y, b.y + q b.x)
@@ -111,10 +132,19 @@ struct slope_table {
 template <int N, bool Inverse>
 __device__ constexpr slope_table<N, Inverse> slopes{};
 
+template <int N, bool Inverse>
+__host__ __device__ __forceinline__ slope_twiddle slope_of(int k) {
+#ifdef __CUDA_ARCH__
+    return slopes<N, Inverse>.w[k];
+#else
+    return host_table<slope_table<N, Inverse>>.w[k];
+#endif
+}
+
 // One radix-2 decimation-in-time stage of butterflies `Span` apart, then the
 // next (twice the span). Template recursion, so every index is a constant.
 template <int N, int Span, bool Inverse>
-__device__ __forceinline__ void dit_stages(float2 (&v)[N]) {
+__host__ __device__ __forceinline__ void dit_stages(float2 (&v)[N]) {
 #pragma unroll
     for (int group = 0; group < N; group += 2 * Span) {
 #pragma unroll
@@ -131,7 +161,7 @@ __device__ __forceinline__ void dit_stages(float2 (&v)[N]) {
                 v[group + j] = a + t;
                 v[group + j + Span] = a - t;
             } else {
-                const slope_twiddle w = slopes<N, Inverse>.w[k];
+                const slope_twiddle w = slope_of<N, Inverse>(k);
                 const float2 u = w.cosine_major ? float2{fmaf(-w.slope, b.y, b.x), fmaf(w.slope, b.x, b.y)}
                                                 : float2{fmaf(w.slope, b.x, -b.y), fmaf(w.slope, b.y, b.x)};
                 v[group + j] = float2{fmaf(w.factor, u.x, a.x), fmaf(w.factor, u.y, a.y)};
@@ -144,10 +174,10 @@ __device__ __forceinline__ void dit_stages(float2 (&v)[N]) {
 
 // In-place radix-2 decimation in time: bit-reversed order in (v[k] holds
 // x[bit_reverse(k, N)]), natural order out (v[k] holds X[k]). Callers read
-// their input through bit_reversed<N> (compile-time indices: free) and store
+// their input through bit_reversed_index<N> (compile-time indices: free) and store
 // the result in order. Inverse = conjugate twiddles, unnormalised (like cuFFT).
 template <int N, bool Inverse>
-__device__ __forceinline__ void fft_in_registers(float2 (&v)[N]) {
+__host__ __device__ __forceinline__ void fft_in_registers(float2 (&v)[N]) {
     static_assert(is_power_of_two(N) && N >= 2, "register FFTs are radix-2");
     dit_stages<N, 1, Inverse>(v);
 }
@@ -161,7 +191,7 @@ __device__ __forceinline__ void fft_in_registers(float2 (&v)[N]) {
 // the same arithmetic as the full transform on the same values (adding an
 // exact zero changes nothing), so the result is the full transform's.
 template <int N, bool Inverse, int ZeroStages>
-__device__ __forceinline__ void fft_in_registers_of_prefix(float2 (&v)[N]) {
+__host__ __device__ __forceinline__ void fft_in_registers_of_prefix(float2 (&v)[N]) {
     static_assert(ZeroStages >= 0 && (N >> ZeroStages) >= 2, "at least two points are transformed");
     constexpr int copies = 1 << ZeroStages;
 #pragma unroll
