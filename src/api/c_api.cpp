@@ -17,32 +17,48 @@ struct fftconv_context_t {
 namespace {
 
 thread_local std::string last_error;
+// The message where recording one failed for want of host memory (a text
+// that needs none); null otherwise.
+thread_local const char* last_error_fixed = nullptr;
 
 static_assert(int(fftconv::status::internal_error) == FFTCONV_INTERNAL_ERROR &&
                   int(fftconv::status::invalid_argument) == FFTCONV_INVALID_ARGUMENT &&
                   int(fftconv::status::out_of_memory) == FFTCONV_OUT_OF_MEMORY,
               "fftconv::status and fftconv_status must keep the same numbering");
 
-fftconv_status fail(fftconv_status s, std::string message) {
-    last_error = std::move(message);
+// Records `prefix` + `message` as this thread's last error. Called in catch
+// blocks of noexcept functions, so it must not throw: where copying the
+// text needs host memory that is not there, a fixed message stands in.
+fftconv_status fail(fftconv_status s, const char* prefix, const char* message) noexcept {
+    try {
+        last_error.assign(prefix).append(message);
+        last_error_fixed = nullptr;
+    } catch (...) {
+        last_error_fixed = "fftconv: host memory ran out (the error's own message could not be kept)";
+    }
     return s;
+}
+
+void clear_last_error() noexcept {
+    last_error.clear();
+    last_error_fixed = nullptr;
 }
 
 // Runs `f`, turning every exception into a status and last_error.
 template <class F>
 fftconv_status guarded(F&& f) noexcept {
     try {
-        last_error.clear();
+        clear_last_error();
         f();
         return FFTCONV_SUCCESS;
     } catch (const fftconv::error& e) {
-        return fail(fftconv_status(int(e.code())), e.what());
+        return fail(fftconv_status(int(e.code())), "", e.what());
     } catch (const std::bad_alloc&) {
-        return fail(FFTCONV_OUT_OF_MEMORY, "fftconv: host memory allocation failed");
+        return fail(FFTCONV_OUT_OF_MEMORY, "fftconv: host memory allocation failed", "");
     } catch (const std::exception& e) {
-        return fail(FFTCONV_INTERNAL_ERROR, std::string("fftconv: ") + e.what());
+        return fail(FFTCONV_INTERNAL_ERROR, "fftconv: ", e.what());
     } catch (...) {
-        return fail(FFTCONV_INTERNAL_ERROR, "fftconv: unknown exception");
+        return fail(FFTCONV_INTERNAL_ERROR, "fftconv: unknown exception", "");
     }
 }
 
@@ -117,7 +133,7 @@ fftconv_status fftconv_create(fftconv_context* context, cudaStream_t stream) {
 
 fftconv_status fftconv_destroy(fftconv_context context) {
     delete context;  // destructors do not throw
-    last_error.clear();
+    clear_last_error();
     return FFTCONV_SUCCESS;
 }
 
@@ -258,7 +274,7 @@ fftconv_status fftconv_reserve_backward_ex(fftconv_context context, const fftcon
     });
 }
 
-const char* fftconv_last_error(void) { return last_error.c_str(); }
+const char* fftconv_last_error(void) { return last_error_fixed != nullptr ? last_error_fixed : last_error.c_str(); }
 
 const char* fftconv_status_string(fftconv_status status) {
     return fftconv::to_string(fftconv::status(int(status)));
