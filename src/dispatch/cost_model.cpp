@@ -69,6 +69,7 @@ std::int64_t next_friendly(std::int64_t n) {
 
 double detail::estimated_seconds(const problem& p, int tile_extent) {
     const detail::workspace_layout t = detail::make_layout(p, tile_extent);
+    if (t.beyond_memory) return std::numeric_limits<double>::infinity();
     const double bins = double(t.geometry.freq_bins());
     const double tile = double(t.geometry.tile_elements());
     const double rows = double(t.gemm_rows);

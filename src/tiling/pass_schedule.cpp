@@ -11,12 +11,13 @@ namespace fftconv::detail {
 namespace {
 
 // A lower bound of the device bytes a pass of `shape` needs (all but the
-// cuFFT work area, which only its cuFFT plan knows), or +inf when its GEMM would not
-// fit cuBLAS's 32-bit dimensions. Doubles: extreme problems must not wrap.
+// cuFFT work area, which only its cuFFT plan knows), or 1e300 ("never fits")
+// when its GEMM would not fit cuBLAS's 32-bit dimensions or its counts are
+// beyond any device's memory. Doubles: extreme problems must not wrap.
 double pass_bytes_lower_bound(const problem& p, int tile_extent, const pass_shape& shape, bool holds_filter) {
     const workspace_layout t = make_layout(pass_problem(p, tile_extent, shape, 0, 0, 0), tile_extent, holds_filter);
     const bool gemm = !t.image_to_output;  // the fused depthwise kernel runs no GEMM
-    if (gemm && t.gemm_rows > INT_MAX) return 1e300;
+    if (t.beyond_memory || (gemm && t.gemm_rows > INT_MAX)) return 1e300;
     const double spectra = double(t.geometry.complex_bytes()) *
                            (double(t.input_spectrum_elements) + double(t.output_spectrum_elements) +
                             double(t.filter_spectrum_elements));
@@ -84,11 +85,14 @@ pass_schedule schedule_passes(engine& e, const problem& p, int tile_extent, bool
     if (e.capturing())
         refuse_during_capture("problem " + to_string(p) + " needs more workspace than the context holds (" +
                               std::to_string(e.workspace_capacity()) + " bytes)");
+    // 2^62 bytes: no device's memory (and past it the count is a bound, not the pass's).
+    const double smallest = pass_bytes_lower_bound(p, tile_extent, {1, 1, 1}, holds_filter);
+    const std::string needed = smallest < 0x1p62 ? "more than " + std::to_string((unsigned long long)smallest) + " bytes"
+                                                 : "more memory than any device has";
     throw error(status::out_of_memory,
-                "fftconv: problem " + to_string(p) + " with tile extent " + std::to_string(tile_extent) +
-                    " needs more than " +
-                    std::to_string((unsigned long long)pass_bytes_lower_bound(p, tile_extent, {1, 1, 1}, holds_filter)) +
-                    " bytes of workspace even for its smallest pass (one sample, one row of tiles, one output "
+                "fftconv: problem " + to_string(p) + " with tile extent " + std::to_string(tile_extent) + " needs " +
+                    needed +
+                    " of workspace even for its smallest pass (one sample, one row of tiles, one output "
                     "channel), but only " + std::to_string(usable) +
                     " bytes are usable (the context's workspace limit, or the device's free memory)");
 }

@@ -4,10 +4,12 @@
 #include "doctest.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
 #include "dispatch/compiled_sequence.hpp"
+#include "dispatch/cost_model.hpp"
 #include "dispatch/compiled_table.hpp"
 #include "fftconv/compiled_configs.hpp"
 #include "fftconv/detail/tiling/pass_schedule.hpp"
@@ -163,6 +165,42 @@ TEST_CASE("tile geometry is 64-bit: extents past 46341 do not wrap") {
     CHECK(t.real_elements > 0);
     CHECK(t.input_spectrum_elements == std::int64_t{46875} * (46875 / 2 + 1) * t.input_bin_stride);
     CHECK(t.fft_work_offset() > std::size_t{1} << 34);
+}
+
+TEST_CASE("a valid problem's layout never wraps: counts past any memory stop at a bound and say so") {
+    // 2^31 - 1 input channels of a 1 x 1 image padded to 2^18 + 1 rows and
+    // columns: every tensor below 2^40 elements, so valid; but at small tile
+    // extents its input spectrum would count ~2^67 elements.
+    const problem huge{.batch = 1, .in_channels = max_extent, .out_channels = 1, .height = 1, .width = 1,
+                       .kernel = 1, .padding = {1 << 17, 1 << 17}};
+    CHECK_NOTHROW(validate(huge));
+    for (const int t : {1, 2, 3, 4, 16, 32, 48, 64, 96, 128, 1024}) {
+        CAPTURE(t);
+        const detail::workspace_layout l = detail::make_layout(huge, t);
+        CHECK(l.beyond_memory);
+        for (const std::int64_t n : {l.tiles_per_image, l.gemm_rows, l.input_transforms, l.output_transforms,
+                                     l.real_elements, l.input_spectrum_elements, l.filter_spectrum_elements,
+                                     l.output_spectrum_elements}) {
+            CHECK(n >= 0);
+            CHECK(n <= detail::max_layout_count);
+        }
+        CHECK(l.fft_work_offset() < std::size_t{1} << 62);  // byte offsets made of bounded counts
+        CHECK(std::isinf(detail::estimated_seconds(huge, t)));
+    }
+    // The router still answers (the pass schedule then refuses it as out of memory).
+    CHECK(choose_tile_extent(huge) >= 1);
+
+    // A problem within memory keeps its exact counts: 256^2 K16 C128 B2 at
+    // T = 64 is 25 tiles an image (49 outputs a side), 26 slots (paired),
+    // 52 GEMM rows.
+    const problem large{.batch = 2, .in_channels = 128, .out_channels = 128, .height = 256, .width = 256,
+                        .kernel = 16};
+    const detail::workspace_layout l = detail::make_layout(large, 64);
+    CHECK_FALSE(l.beyond_memory);
+    CHECK(l.tiles_per_image == 25);
+    CHECK(l.gemm_rows == 52);
+    CHECK(l.input_transforms == 128 * 52);
+    CHECK(l.filter_spectrum_elements == 64 * 33 * 128 * 128);
 }
 
 TEST_CASE("tiles cover every output exactly once, for many problems and tile extents") {

@@ -97,9 +97,20 @@ constexpr tile_outputs tile_outputs_of(const problem& p, int tile_extent) {
             int(tile_outputs_along(p.width, p.padding.width, p.out_width(), p.kernel.width, tile_extent))};
 }
 
+// The largest count make_layout forms: 2^52 complex doubles are 64 PiB, no
+// device's memory. Counts stop there (and the layout says so: beyond_memory),
+// so that no product of counts, nor a byte count made of them, wraps 64 bits
+// for any valid problem (a problem's tensors are bounded, its intermediates,
+// tiles times channels times bins, are not).
+inline constexpr std::int64_t max_layout_count = std::int64_t{1} << 52;
+
 struct workspace_layout {
     tile_geometry<> geometry;      // the pass's: its output channels
     bool holds_filter;             // the workspace holds a filter spectrum (no filter_spectrum object given)
+    // Some count reached max_layout_count: no device holds this pass, and
+    // its counts are bounds, not the pass's (the cost model and the pass
+    // schedule treat it as not fitting).
+    bool beyond_memory;
     // Depthwise on a fused_depthwise_extents extent: image to y in one kernel
     // per tile pair (fused_depthwise.cuh), no input or output spectra.
     bool image_to_output;
@@ -162,38 +173,47 @@ constexpr workspace_layout make_layout(const problem& p, int tile_extent, bool h
     t.geometry = tile_geometry<>(int(p.kernel.height), int(p.kernel.width), p.in_channels, p.out_channels, tile_extent);
     const tile_geometry<>& g = t.geometry;
     t.holds_filter = holds_filter;
+    // a * b for counts in [0, max_layout_count], stopped at max_layout_count.
+    const auto count = [&t](std::int64_t a, std::int64_t b) {
+        if (a != 0 && b > max_layout_count / a) {
+            t.beyond_memory = true;
+            return max_layout_count;
+        }
+        return a * b;
+    };
     t.image_to_output = is_depthwise(p) && has_fused_depthwise(tile_extent);
     t.slot_ordered_filter = t.image_to_output && tile_family_of(tile_extent).lines == line_transform::radix3;
     t.outputs = tile_outputs_of(p, tile_extent);
     t.tiles_high = ceil_div(p.out_height(), t.outputs.high);
     t.tiles_wide = ceil_div(p.out_width(), t.outputs.wide);
-    t.tiles_per_image = t.tiles_high * t.tiles_wide;
+    t.tiles_per_image = count(t.tiles_high, t.tiles_wide);
     // Fused transforms pair tiles n, n + 1 (n even) in one complex transform.
     // A pair must not span two images (a NaN in one would reach the other),
     // so each image gets an even number of slots; depthwise pairs may span two
     // samples of one channel (fused_depthwise.cuh isolates non-finite inputs
     // itself), so only a channel's batch x tiles must be even.
     const bool pairs = g.fused() || t.image_to_output;
-    const bool depthwise_pairs = t.image_to_output && p.batch * t.tiles_per_image % 2 == 0;
+    const bool depthwise_pairs = t.image_to_output && (p.batch % 2 == 0 || t.tiles_per_image % 2 == 0);
     t.tile_slots = pairs && !depthwise_pairs ? (t.tiles_per_image + 1) / 2 * 2 : t.tiles_per_image;
-    t.gemm_rows = p.batch * t.tile_slots;
-    t.input_transforms = p.in_channels * t.gemm_rows;
-    t.filter_transforms = p.group_in_channels() * p.out_channels;  // each output channel's group
-    t.output_transforms = p.out_channels * t.gemm_rows;
+    t.gemm_rows = count(p.batch, t.tile_slots);
+    t.input_transforms = count(p.in_channels, t.gemm_rows);
+    t.filter_transforms = count(p.group_in_channels(), p.out_channels);  // each output channel's group
+    t.output_transforms = count(p.out_channels, t.gemm_rows);
     const std::int64_t real_tiles =
         std::max({t.input_transforms, t.output_transforms, holds_filter ? t.filter_transforms : 0});
     // Real tiles: cuFFT's (one kernel from the image to y needs none: its
     // filters are transformed directly, filter_dft.cuh).
-    t.real_elements = g.fused() || t.image_to_output ? 0 : real_tiles * g.tile_elements();
+    t.real_elements = g.fused() || t.image_to_output ? 0 : count(real_tiles, g.tile_elements());
     t.input_bin_stride = bin_stride(t.input_transforms, g);
     t.filter_bin_stride = bin_stride(t.filter_transforms, g);
     t.output_bin_stride = bin_stride(t.output_transforms, g);
     // One kernel from the image to y: no input or output spectrum; the
     // output spectrum's place holds the filter spectrum channel-major instead
     // (channel_major_filter, spectral_product.hpp).
-    t.input_spectrum_elements = t.image_to_output ? 0 : g.freq_bins() * t.input_bin_stride;
-    t.filter_spectrum_elements = holds_filter && !t.slot_ordered_filter ? g.freq_bins() * t.filter_bin_stride : 0;
-    t.output_spectrum_elements = t.image_to_output ? g.freq_bins() * p.out_channels : g.freq_bins() * t.output_bin_stride;
+    t.input_spectrum_elements = t.image_to_output ? 0 : count(g.freq_bins(), t.input_bin_stride);
+    t.filter_spectrum_elements = holds_filter && !t.slot_ordered_filter ? count(g.freq_bins(), t.filter_bin_stride) : 0;
+    t.output_spectrum_elements =
+        t.image_to_output ? count(g.freq_bins(), p.out_channels) : count(g.freq_bins(), t.output_bin_stride);
     return t;
 }
 
