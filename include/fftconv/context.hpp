@@ -108,7 +108,9 @@ public:
     // workspace come from `allocator` (a default-constructed one: cudaMalloc
     // again). Waits for the context's work and gives back what it holds
     // first, as release() does. Filter spectra keep cudaMalloc: they belong
-    // to the caller. Refused while the stream is captured.
+    // to the caller. Refused while the stream is captured. Where `allocator`
+    // fails at once (the context's 32 MiB cuBLAS workspace comes from it),
+    // this throws out_of_memory and the context keeps its previous allocator.
     void set_workspace_allocator(const workspace_allocator& allocator);
 
     // Waits for the context's work, then frees the workspace, every cached

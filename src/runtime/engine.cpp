@@ -158,10 +158,12 @@ const fft_transform& engine::transform_for(const fft_transform_key& key) {
 }
 
 void engine::attach_blas_workspace() {
+    // The new workspace is attached before the old one is freed: where
+    // allocating or attaching throws, cuBLAS keeps the old one, still alive.
+    device_buffer made = allocate_device(blas_workspace_bytes, "the cuBLAS workspace", allocator_, stream_);
+    FFTCONV_CUBLAS_TRY(cublasSetWorkspace(blas_.get(), made.get(), blas_workspace_bytes));
     ++generation_;
-    blas_workspace_.reset();
-    blas_workspace_ = allocate_device(blas_workspace_bytes, "the cuBLAS workspace", allocator_, stream_);
-    FFTCONV_CUBLAS_TRY(cublasSetWorkspace(blas_.get(), blas_workspace_.get(), blas_workspace_bytes));
+    blas_workspace_ = std::move(made);
 }
 
 void engine::synchronize_streams() {
@@ -197,8 +199,16 @@ void engine::set_allocator(const workspace_allocator& allocator) {
     if (!allocator.is_default() && allocator.deallocate == nullptr)
         throw_invalid("fftconv: set_workspace_allocator: the allocator has an allocate but no deallocate callback");
     release();
+    // All or nothing: where the new allocator cannot give the cuBLAS
+    // workspace, the context keeps the old allocator and its workspace.
+    const workspace_allocator previous = allocator_;
     allocator_ = allocator;
-    attach_blas_workspace();
+    try {
+        attach_blas_workspace();
+    } catch (...) {
+        allocator_ = previous;
+        throw;
+    }
 }
 
 std::size_t engine::usable_workspace() const {
