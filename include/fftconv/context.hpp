@@ -141,7 +141,10 @@ public:
     }
 
     // The filter's spectrum, computed once (inference): reuse it for every
-    // call with the same filter. See filter_spectrum below.
+    // call with the same filter. See filter_spectrum below. It allocates the
+    // spectrum (cudaMalloc), so it is refused while the stream is captured;
+    // of the workspace it uses only the filters padded to the tile extent on
+    // the cuFFT extents (none on the fused ones), within the workspace limit.
     filter_spectrum transform_filter(const problem& p, const float* w);
     template <activation_element E>
     void conv2d(const problem& p, const E* x, const filter_spectrum& w, const float* bias, E* y) {

@@ -127,7 +127,7 @@ template <class FindRoute>
 detail::route inner_route(detail::engine& e, FindRoute&& find, const char* call, const problem& p, const problem& q) {
     try {
         const detail::route r = find();
-        (void)detail::forward_workspace(e, r, q);
+        (void)detail::forward_workspace(e, r, q, detail::filter_calls::given);
         return r;
     } catch (const error& inner) {
         throw error(inner.code(), std::string("fftconv: ") + call + " of problem " + to_string(p) +
@@ -139,7 +139,7 @@ detail::route inner_route(detail::engine& e, FindRoute&& find, const char* call,
 void require_gradient_operand(const void* pointer, std::size_t element_bytes, std::int64_t elements, int device,
                               const char* name) {
     if (pointer == nullptr) detail::throw_invalid(std::string("fftconv: ") + name + " is a null pointer");
-    detail::require_device_memory(pointer, element_bytes * std::size_t(elements), device, name);
+    detail::require_device_memory(pointer, element_bytes * std::size_t(elements), element_bytes, device, name);
 }
 void require_gradient_operand(const float* pointer, std::int64_t elements, int device, const char* name) {
     require_gradient_operand(pointer, sizeof(float), elements, device, name);
@@ -191,7 +191,8 @@ void context::conv2d_backward_filter(const problem& p, const float* x, const flo
     require_gradient_operand(dy, p.output_elements(), e.device(), "dy");
     require_gradient_operand(dw, p.filter_elements(), e.device(), "dw");
     if (dbias != nullptr)
-        detail::require_device_memory(dbias, sizeof(float) * std::size_t(p.out_channels), e.device(), "dbias");
+        detail::require_device_memory(dbias, sizeof(float) * std::size_t(p.out_channels), sizeof(float), e.device(),
+                                      "dbias");
     const std::size_t x_bytes = sizeof(float) * std::size_t(p.input_elements()),
                       dy_bytes = sizeof(float) * std::size_t(p.output_elements()),
                       dw_bytes = sizeof(float) * std::size_t(p.filter_elements()),
@@ -253,11 +254,13 @@ void context::reserve_backward(const problem& p) {
     (void)e.scratch(std::max(data_bytes, filter_bytes));
     {
         const limit_beside_scratch limit(e, data_bytes);
-        detail::reserve_forward(e, data_route, detail::data_gradient_problem(p));
+        detail::reserve_forward(e, data_route, detail::data_gradient_problem(p),
+                                detail::filter_calls::given);
     }
     if (general) {
         const limit_beside_scratch limit(e, filter_bytes);
-        detail::reserve_forward(e, filter_route, detail::filter_gradient_problem(p));
+        detail::reserve_forward(e, filter_route, detail::filter_gradient_problem(p),
+                                detail::filter_calls::given);
     }
 }
 

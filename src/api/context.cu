@@ -111,12 +111,13 @@ void context::add_specialization(const specialization& s) { router_->add(s); }
 
 std::size_t context::workspace_size(const problem& p) const {
     engine_->begin_call();
-    return detail::forward_workspace(*engine_, router_->forward(p), p);
+    return detail::forward_workspace(*engine_, router_->forward(p), p,
+                                     detail::filter_calls::given_or_spectrum);
 }
 
 void context::reserve(const problem& p) {
     engine_->begin_call();
-    detail::reserve_forward(*engine_, router_->forward(p), p);
+    detail::reserve_forward(*engine_, router_->forward(p), p, detail::filter_calls::given_or_spectrum);
 }
 
 void context::conv2d(const problem& p, detail::activations io, const float* w, const float* bias) {
@@ -128,8 +129,14 @@ void context::conv2d(const problem& p, detail::activations io, const float* w, c
 filter_spectrum context::transform_filter(const problem& p, const float* w) {
     require_pointer(w, "w");
     engine_->begin_call();
+    if (engine_->capturing())
+        detail::throw_invalid(
+            "fftconv: transform_filter allocates the filter spectrum it returns, which cannot happen while the "
+            "stream is being captured into a CUDA graph: make the spectrum before capturing, then capture the "
+            "conv2d calls that use it");
     validate(p);
-    detail::require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), engine_->device(), "w");
+    detail::require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), sizeof(float),
+                                  engine_->device(), "w");
     const detail::route r = router_->forward(p);
     filter_spectrum made(r.decision.geometry, p.groups, engine_->device());
     detail::transform_filter_on(*engine_, r, p, w, made.data_.get());

@@ -1,5 +1,7 @@
 // src/dispatch/forward.cu — runs a forward route (forward.hpp). The generic
 // pipeline (every extent a runtime value) is instantiated here.
+#include <algorithm>
+
 #include "direct/direct_dense.hpp"
 #include "direct/direct_depthwise.hpp"
 #include "dispatch/forward.hpp"
@@ -29,12 +31,20 @@ void transform_filter_on(engine& e, const route& r, const problem& p, const floa
     else transform_filter_spectrum(e, p, r.decision.geometry, w, spectrum);
 }
 
-std::size_t forward_workspace(engine& e, const route& r, const problem& p) {
-    return schedule_passes(e, p, r.decision.geometry.tile_extent(), true).workspace;
+// A call with a filter holds its spectrum in the workspace, a call through
+// a filter spectrum does not: under a workspace limit the two may run in
+// passes of different shapes, with cuFFT plans of their own.
+std::size_t forward_workspace(engine& e, const route& r, const problem& p, filter_calls calls) {
+    const int tile_extent = r.decision.geometry.tile_extent();
+    const std::size_t given = schedule_passes(e, p, tile_extent, true).workspace;
+    if (calls == filter_calls::given) return given;
+    return std::max(given, schedule_passes(e, p, tile_extent, false).workspace);
 }
 
-void reserve_forward(engine& e, const route& r, const problem& p) {
-    (void)prepare(e, p, r.decision.geometry.tile_extent(), true);
+void reserve_forward(engine& e, const route& r, const problem& p, filter_calls calls) {
+    const int tile_extent = r.decision.geometry.tile_extent();
+    (void)prepare(e, p, tile_extent, true);
+    if (calls == filter_calls::given_or_spectrum) (void)prepare(e, p, tile_extent, false);
 }
 
 }  // namespace fftconv::detail

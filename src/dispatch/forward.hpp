@@ -23,9 +23,14 @@ void run_forward(engine& e, const route& r, const problem& p, const activations&
 // The filter spectrum of `w` as `r`'s pipeline reads it.
 void transform_filter_on(engine& e, const route& r, const problem& p, const float* w, void* spectrum);
 
-// The workspace a call on `r` uses, under the engine's limit (reserve: also
-// grows it and makes the cuFFT plans now).
-std::size_t forward_workspace(engine& e, const route& r, const problem& p);
-void reserve_forward(engine& e, const route& r, const problem& p);
+// Which calls on a problem a workspace size or a reservation covers: calls
+// with a filter (the gradients' inner convolutions), or those and calls
+// through a filter spectrum (the public forward API's).
+enum class filter_calls { given, given_or_spectrum };
+
+// The workspace a call on `r` uses (the larger of `calls`), under the
+// engine's limit; reserve: also grows it and makes their cuFFT plans now.
+std::size_t forward_workspace(engine& e, const route& r, const problem& p, filter_calls calls);
+void reserve_forward(engine& e, const route& r, const problem& p, filter_calls calls);
 
 }  // namespace fftconv::detail

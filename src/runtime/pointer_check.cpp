@@ -51,7 +51,10 @@ std::size_t bytes_to_allocation_end(const void* p) {
 
 }  // namespace
 
-void require_device_memory(const void* p, std::size_t bytes, int device, const char* name) {
+void require_device_memory(const void* p, std::size_t bytes, std::size_t alignment, int device, const char* name) {
+    if (reinterpret_cast<std::uintptr_t>(p) % alignment != 0)
+        throw_invalid(std::string("fftconv: ") + name + " = " + address(p) + " is not aligned to its elements' " +
+                      std::to_string(alignment) + " bytes");
     cudaPointerAttributes attributes{};
     const cudaError_t code = cudaPointerGetAttributes(&attributes, p);
     if (code != cudaSuccess) {
@@ -103,12 +106,13 @@ void check_operands(engine& e, const problem& p, const activations& io, const fl
     if (y == nullptr) throw_invalid("fftconv: y is a null pointer");
     const std::size_t element = element_bytes(io.type);
     const std::size_t x_bytes = element * std::size_t(p.input_elements());
-    require_device_memory(x, x_bytes, e.device(), "x");
-    if (w != nullptr) require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), e.device(), "w");
+    require_device_memory(x, x_bytes, element, e.device(), "x");
+    if (w != nullptr)
+        require_device_memory(w, sizeof(float) * std::size_t(p.filter_elements()), sizeof(float), e.device(), "w");
     if (bias != nullptr)
-        require_device_memory(bias, sizeof(float) * std::size_t(p.out_channels), e.device(), "bias");
+        require_device_memory(bias, sizeof(float) * std::size_t(p.out_channels), sizeof(float), e.device(), "bias");
     const std::size_t y_bytes = element * std::size_t(p.output_elements());
-    require_device_memory(y, y_bytes, e.device(), "y");
+    require_device_memory(y, y_bytes, element, e.device(), "y");
     require_disjoint(y, y_bytes, "y", x, x_bytes, "x");
     require_disjoint(y, y_bytes, "y", w, sizeof(float) * std::size_t(p.filter_elements()), "w");
     require_disjoint(y, y_bytes, "y", bias, sizeof(float) * std::size_t(p.out_channels), "bias");

@@ -8,6 +8,7 @@
 
 #include "conv_check.hpp"
 #include "fftconv/detail/runtime/call_graphs.hpp"
+#include "fftconv/detail/tiling/pass_schedule.hpp"
 #include "fftconv/detail/tiling/workspace_layout.hpp"
 #include "fftconv/specialize.cuh"
 
@@ -134,6 +135,71 @@ TEST_CASE("after reserve, calls are captured in a CUDA graph and replay correctl
         CHECK(a.passes());
     }
     CHECK(ctx.engine().workspace_capacity() == capacity);
+}
+
+TEST_CASE("under a workspace limit, reserve covers a call through a filter spectrum; transform_filter holds no spectrum") {
+    testing::stream_holder s;
+    context ctx(s.s);
+    // The cuFFT path (a forced extent no fused kernel has), under a limit
+    // that fits the whole call through a spectrum but not the call with a
+    // filter (whose spectrum the workspace also holds): the two run in
+    // passes of different shapes, with cuFFT plans of their own.
+    const problem p{4, 32, 32, 96, 96, 9};
+    constexpr int tile_extent = 27;
+    ctx.force_tile_extent(tile_extent);
+    REQUIRE(ctx.plan(p).geometry.tile_extent() == tile_extent);
+    const std::size_t through_spectrum = detail::schedule_passes(ctx.engine(), p, tile_extent, false).workspace;
+    ctx.set_workspace_limit(through_spectrum);
+    const detail::pass_shape whole{p.batch, detail::tile_rows_of(p, tile_extent), p.out_channels};
+    REQUIRE(detail::schedule_passes(ctx.engine(), p, tile_extent, false).shape == whole);
+    REQUIRE(detail::schedule_passes(ctx.engine(), p, tile_extent, true).shape != whole);
+
+    auto x = reference::make_device_array<float>(p.input_elements());
+    auto w = reference::make_device_array<float>(p.filter_elements());
+    auto y = reference::make_device_array<float>(p.output_elements());
+    auto exact = reference::make_device_array<double>(p.output_elements());
+    reference::fill_normal(w.data(), w.size, 71, s.s);
+    const filter_spectrum spectrum = ctx.transform_filter(p, w.data());
+    ctx.reserve(p);
+    CHECK(ctx.engine().workspace_capacity() >= ctx.workspace_size(p));
+    CHECK(ctx.workspace_size(p) <= through_spectrum);
+
+    // Captured after reserve: nothing allocates, no plan is made.
+    const testing::captured_graph graph(s.s, [&] { ctx.conv2d(p, x.data(), spectrum, y.data()); });
+    for (std::uint64_t round = 0; round < 2; ++round) {
+        CAPTURE(round);
+        reference::fill_input(round ? reference::input_kind::uniform : reference::input_kind::normal, x.data(),
+                              x.size, 72 + round, s.s);
+        reference::fill_nan(y.data(), y.size, s.s);
+        graph.launch(s.s);
+        reference::direct_conv_gpu(p, x.data(), w.data(), exact.data(), s.s);
+        FFTCONV_CUDA_TRY(cudaStreamSynchronize(s.s));
+        CHECK(reference::compare(reference::to_host(y.data(), y.size), reference::to_host(exact.data(), exact.size))
+                  .passes());
+    }
+
+    // transform_filter allocates the spectrum it returns: refused in a capture, by name.
+    FFTCONV_CUDA_TRY(cudaStreamBeginCapture(s.s, cudaStreamCaptureModeGlobal));
+    std::string refusal;
+    try {
+        (void)ctx.transform_filter(p, w.data());
+    } catch (const error& e) {
+        CHECK(e.code() == status::invalid_argument);
+        refusal = e.what();
+    }
+    cudaGraph_t empty = nullptr;
+    FFTCONV_CUDA_TRY(cudaStreamEndCapture(s.s, &empty));
+    (void)cudaGraphDestroy(empty);
+    CHECK_MESSAGE(refusal.find("transform_filter allocates the filter spectrum") != std::string::npos, refusal);
+
+    // On a fused extent the transform writes straight into the spectrum: no workspace.
+    context fresh;
+    const problem dense{2, 128, 128, 120, 130, 16};
+    REQUIRE(has_fused_fft(fresh.plan(dense).geometry.tile_extent()));
+    auto wd = reference::make_device_array<float>(dense.filter_elements());
+    reference::fill_normal(wd.data(), wd.size, 73, fresh.stream());
+    const filter_spectrum made = fresh.transform_filter(dense, wd.data());
+    CHECK(fresh.engine().workspace_capacity() == 0);
 }
 
 namespace {

@@ -1,8 +1,10 @@
 // Validation: every invalid problem names the field and its value.
 #include "doctest.hpp"
 
+#include <cstdint>
 #include <string>
 
+#include "fftconv/detail/runtime/pointer_check.hpp"
 #include "fftconv/problem.hpp"
 #include "fftconv/status.hpp"
 
@@ -127,4 +129,16 @@ TEST_CASE("status names are stable") {
     CHECK(std::string(to_string(status::invalid_argument)) == "invalid_argument");
     CHECK(std::string(to_string(status::out_of_memory)) == "out_of_memory");
     CHECK(std::string(to_string(status::cufft_error)) == "cufft_error");
+}
+
+TEST_CASE("a pointer not aligned to its elements is refused by name before CUDA is asked") {
+    // No GPU needed: the alignment is checked first. Fake addresses, never read.
+    const auto* odd = reinterpret_cast<const void*>(std::uintptr_t{0x10002});
+    try {
+        detail::require_device_memory(odd, 64, sizeof(float), 0, "x");
+        FAIL("a float pointer at an address 2 past a multiple of 4 was accepted");
+    } catch (const error& e) {
+        CHECK(e.code() == status::invalid_argument);
+        CHECK(std::string(e.what()) == "fftconv: x = 0x10002 is not aligned to its elements' 4 bytes");
+    }
 }

@@ -310,8 +310,19 @@ void transform_filter_spectrum(engine& e, const problem& p, const Geometry& geo,
     filter_only.height = p.kernel.height;
     filter_only.width = p.kernel.width;
     filter_only.padding = {0, 0};
-    const workspace_layout layout = make_layout(filter_only, geo.tile_extent());
-    const pipeline_buffers b = buffers_in(layout, e.workspace(workspace_bytes(e, layout)));
+    workspace_layout layout = make_layout(filter_only, geo.tile_extent());
+    // The spectrum goes to `spectrum`: of the workspace, transform_filters
+    // uses only the cuFFT path's padded filters and work area (none on the
+    // fused extents), not the layout's spectra.
+    layout.input_spectrum_elements = layout.filter_spectrum_elements = layout.output_spectrum_elements = 0;
+    const std::size_t bytes = workspace_bytes(e, layout);
+    if (bytes > e.workspace_limit && bytes > e.workspace_capacity())
+        throw error(status::out_of_memory,
+                    "fftconv: transform_filter for problem " + to_string(p) + " needs " + std::to_string(bytes) +
+                        " bytes of workspace (the filters padded to tile extent " +
+                        std::to_string(geo.tile_extent()) + "), more than the context's workspace limit of " +
+                        std::to_string(e.workspace_limit) + " bytes");
+    const pipeline_buffers b = buffers_in(layout, e.workspace(bytes));
     transform_filters(e, geo, layout, b, w, p.group_in_channels(), spectrum, e.stream());
 }
 

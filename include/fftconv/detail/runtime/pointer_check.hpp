@@ -13,12 +13,14 @@ namespace fftconv::detail {
 
 class engine;
 
-// Throws invalid_argument naming `name` unless [p, p + bytes) is device (or
-// managed) memory usable from `device`, inside the allocation that holds p.
-// (Inside a caching allocator's segment the segment is the allocation: a
-// sub-buffer too small for the problem but inside its segment passes.)
-// p must not be null.
-void require_device_memory(const void* p, std::size_t bytes, int device, const char* name);
+// Throws invalid_argument naming `name` unless p is aligned to `alignment`
+// (its elements' size: a misaligned load faults and takes the process's
+// CUDA context down; checked first, without asking CUDA) and [p, p + bytes)
+// is device (or managed) memory usable from `device`, inside the allocation
+// that holds p. (Inside a caching allocator's segment the segment is the
+// allocation: a sub-buffer too small for the problem but inside its segment
+// passes.) p must not be null.
+void require_device_memory(const void* p, std::size_t bytes, std::size_t alignment, int device, const char* name);
 
 // Throws invalid_argument naming both unless the output [out, out +
 // out_bytes) and the input [in, in + in_bytes) are disjoint (an output
