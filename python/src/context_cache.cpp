@@ -111,7 +111,10 @@ void context_cache::evict_for_one_more(int device) {
             if (it->device == device && !it->pinned && (victim == entries_.end() || it->last_use < victim->last_use))
                 victim = it;
         if (victim == entries_.end()) return;  // all pinned by graphs: keep them
-        entries_.erase(victim);                // the destructor waits for its work
+        // Destroyed (which waits for its work and may call the allocator
+        // back) once entries_ is whole again.
+        const std::unique_ptr<context> evicted = std::move(victim->ctx);
+        entries_.erase(victim);
     }
 }
 
@@ -155,7 +158,10 @@ std::uintptr_t context_cache::borrowable_stream(int device) const {
     return best ? best->stream : 0;
 }
 
-void context_cache::clear() noexcept { entries_.clear(); }
+void context_cache::clear() noexcept {
+    std::vector<entry> cleared;
+    cleared.swap(entries_);
+}  // `cleared` is destroyed here, the cache already empty
 
 void context_cache::release(int device) {
     for (auto& e : entries_)

@@ -15,13 +15,21 @@
 // the workspace limit and the workspace allocator (PyTorch's caching
 // allocator, see module.cpp).
 //
-// Callers hold the GIL, which serialises every use of the cache.
+// Threads: every use of the cache or of one of its contexts, the context's
+// work included, holds the cache's mutex (lock()). module.cpp takes it only
+// after releasing the GIL, and touches no Python object while it holds it.
+// The GIL alone would not do: a context's workspace allocator calls back
+// into Python (PyTorch's caching allocator), taking the GIL itself, and
+// Python may release it there, letting another thread in mid-call. No
+// thread waits for the mutex while holding the GIL, so the callback's wait
+// for the GIL cannot deadlock against one.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <tuple>
 #include <vector>
 
@@ -60,6 +68,9 @@ bool is_capturing(std::uintptr_t stream);
 
 class context_cache {
 public:
+    // Held for every use of the cache and of its contexts (see above).
+    [[nodiscard]] std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
+
     // The context for (device, stream), made on first use. `device` must be
     // current (device_guard) when it is called. A stream being captured
     // gets no new context (making one allocates): that throws
@@ -72,7 +83,8 @@ public:
     // that stream and joins it back). 0 when there is none.
     std::uintptr_t borrowable_stream(int device) const;
 
-    // Frees every context (and its workspace and cuFFT plans).
+    // Frees every context (and its workspace and cuFFT plans), after
+    // emptying the cache: the allocator's callbacks never see it half made.
     void clear() noexcept;
     // release() on every context of `device` (-1: every device): waits for
     // its work and frees its workspace and cuFFT plans; graphs captured from them
@@ -114,6 +126,7 @@ private:
     const entry* find(int device, std::uintptr_t stream) const;
     void evict_for_one_more(int device);
 
+    std::mutex mutex_;
     std::vector<entry> entries_;
     std::map<int, settings> settings_;
     std::uint64_t clock_ = 0;

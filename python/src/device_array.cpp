@@ -1,5 +1,7 @@
 #include "device_array.hpp"
 
+#include <cstdint>
+#include <limits>
 #include <string>
 
 #include "context_cache.hpp"
@@ -43,14 +45,27 @@ cudaStream_t stream_of(std::uintptr_t handle) { return reinterpret_cast<cudaStre
 
 device_array::device_array(const shape4& shape, int device, std::uintptr_t stream, element_type type)
     : shape_(shape), device_(device), stream_(stream), type_(type) {
-    std::int64_t elements = 1;
-    for (auto extent : shape) {
+    // Checked before any device work. The extents other than 0 must
+    // multiply, by the element size too, to at most 2^63 - 1 bytes: then
+    // neither the byte count nor a consumer's row-major strides wrap.
+    for (auto extent : shape)
         if (extent < 0) throw error(status::invalid_argument, "fftconv: negative extent in " + to_string(shape));
-        elements *= extent;
+    constexpr auto most = std::numeric_limits<std::int64_t>::max();
+    std::int64_t bytes = std::int64_t(element_bytes(type));
+    bool empty = false;
+    for (auto extent : shape) {
+        if (extent == 0) {
+            empty = true;
+            continue;
+        }
+        if (bytes > most / extent)
+            throw error(status::invalid_argument, "fftconv: an array of shape " + to_string(shape) + " and dtype " +
+                                                      to_string(type) + " would take more than 2^63 - 1 bytes");
+        bytes *= extent;
     }
     device_guard guard(device);
     void* raw = nullptr;
-    cuda_try(cudaMalloc(&raw, std::size_t(elements > 0 ? elements : 1) * element_bytes(type)),
+    cuda_try(cudaMalloc(&raw, empty ? element_bytes(type) : std::size_t(bytes)),
              ("cudaMalloc of the output " + to_string(shape)).c_str());
     memory_ = std::shared_ptr<void>(raw, [device](void* p) {
         int previous = 0;

@@ -136,6 +136,29 @@ void with_element_type(element_type type, F&& f) {
     throw error(status::internal_error, "fftconv: an element type out of range");
 }
 
+// Whether this thread is inside with_contexts (then in a workspace
+// allocator's callback, if it is calling again).
+thread_local bool in_contexts = false;
+
+// f(contexts()), under the locking rule of context_cache.hpp: without the
+// GIL, holding the cache's mutex. f must touch no Python object (the
+// callers read every argument first and copy the problem, which another
+// thread could change), and returns no reference into the cache.
+template <class F>
+decltype(auto) with_contexts(F&& f) {
+    if (in_contexts)
+        throw error(status::invalid_argument,
+                    "fftconv: called from inside fftconv's own workspace allocator callback; the allocator "
+                    "must not call fftconv");
+    py::gil_scoped_release no_gil;
+    const auto lock = contexts().lock();
+    in_contexts = true;
+    struct leave {
+        ~leave() { in_contexts = false; }
+    } on_exit;
+    return f(contexts());
+}
+
 // A filter spectrum with the device and the problem it was made for.
 struct python_filter_spectrum {
     filter_spectrum spectrum;
@@ -182,7 +205,7 @@ const float* bias_data(const py::object& bias, const problem& p, int device) {
 
 // y = conv2d(x, w) + bias (bias: None or a capsule); y: a capsule, a
 // DeviceArray, or None for a new DeviceArray of x's dtype. Returns y.
-py::object conv2d(const problem& p, const py::capsule& x, const py::capsule& w, const py::object& bias,
+py::object conv2d(const problem p, const py::capsule& x, const py::capsule& w, const py::object& bias,
                   py::object y, int device, std::uintptr_t stream) {
     validate(p);
     const activation_data x_data = checked_activation(dlpack_tensor(x, "x"), "x", input_shape(p), device);
@@ -190,14 +213,16 @@ py::object conv2d(const problem& p, const py::capsule& x, const py::capsule& w, 
     const float* b_data = bias_data(bias, p, device);
     void* y_data = output_data(y, p, device, stream, x_data.type);
     device_guard guard(device);
-    context& ctx = contexts().get(device, stream);
-    with_element_type(x_data.type, [&]<class E>(std::type_identity<E>) {
-        ctx.conv2d(p, static_cast<const E*>(x_data.data), w_data, b_data, static_cast<E*>(y_data));
+    with_contexts([&](context_cache& cache) {
+        context& ctx = cache.get(device, stream);
+        with_element_type(x_data.type, [&]<class E>(std::type_identity<E>) {
+            ctx.conv2d(p, static_cast<const E*>(x_data.data), w_data, b_data, static_cast<E*>(y_data));
+        });
     });
     return y;
 }
 
-py::object conv2d_with_spectrum(const problem& p, const py::capsule& x, const python_filter_spectrum& w,
+py::object conv2d_with_spectrum(const problem p, const py::capsule& x, const python_filter_spectrum& w,
                                 const py::object& bias, py::object y, int device, std::uintptr_t stream) {
     validate(p);
     if (w.device != device)
@@ -208,38 +233,44 @@ py::object conv2d_with_spectrum(const problem& p, const py::capsule& x, const py
     const float* b_data = bias_data(bias, p, device);
     void* y_data = output_data(y, p, device, stream, x_data.type);
     device_guard guard(device);
-    context& ctx = contexts().get(device, stream);
-    with_element_type(x_data.type, [&]<class E>(std::type_identity<E>) {
-        ctx.conv2d(p, static_cast<const E*>(x_data.data), w.spectrum, b_data, static_cast<E*>(y_data));
+    with_contexts([&](context_cache& cache) {
+        context& ctx = cache.get(device, stream);
+        with_element_type(x_data.type, [&]<class E>(std::type_identity<E>) {
+            ctx.conv2d(p, static_cast<const E*>(x_data.data), w.spectrum, b_data, static_cast<E*>(y_data));
+        });
     });
     return y;
 }
 
-python_filter_spectrum transform_filter(const problem& p, const py::capsule& w, int device, std::uintptr_t stream) {
+python_filter_spectrum transform_filter(const problem p, const py::capsule& w, int device, std::uintptr_t stream) {
     validate(p);
     const float* w_data = checked_float_data(dlpack_tensor(w, "w"), "w", filter_shape(p), device);
     device_guard guard(device);
-    return python_filter_spectrum{contexts().get(device, stream).transform_filter(p, w_data), device, p};
+    return with_contexts([&](context_cache& cache) {
+        return python_filter_spectrum{cache.get(device, stream).transform_filter(p, w_data), device, p};
+    });
 }
 
 // The gradients (context::conv2d_backward_data / _filter) into given dense
 // tensors (DLPack capsules); dbias: None or a capsule of out_channels floats.
 // dy and dx: float32, bfloat16 or float16 (the two the same); the filter
 // gradient's operands: float32.
-void conv2d_backward_data(const problem& p, const py::capsule& dy, const py::capsule& w, const py::capsule& dx,
+void conv2d_backward_data(const problem p, const py::capsule& dy, const py::capsule& w, const py::capsule& dx,
                           int device, std::uintptr_t stream) {
     validate(p);
     const activation_data dy_data = checked_activation(dlpack_tensor(dy, "dy"), "dy", output_shape(p), device);
     const float* w_data = checked_float_data(dlpack_tensor(w, "w"), "w", filter_shape(p), device);
     void* dx_data = checked_activation_like(dlpack_tensor(dx, "dx"), "dx", input_shape(p), device, dy_data.type, "dy");
     device_guard guard(device);
-    context& ctx = contexts().get(device, stream);
-    with_element_type(dy_data.type, [&]<class E>(std::type_identity<E>) {
-        ctx.conv2d_backward_data(p, static_cast<const E*>(dy_data.data), w_data, static_cast<E*>(dx_data));
+    with_contexts([&](context_cache& cache) {
+        context& ctx = cache.get(device, stream);
+        with_element_type(dy_data.type, [&]<class E>(std::type_identity<E>) {
+            ctx.conv2d_backward_data(p, static_cast<const E*>(dy_data.data), w_data, static_cast<E*>(dx_data));
+        });
     });
 }
 
-void conv2d_backward_filter(const problem& p, const py::capsule& x, const py::capsule& dy, const py::capsule& dw,
+void conv2d_backward_filter(const problem p, const py::capsule& x, const py::capsule& dy, const py::capsule& dw,
                             const py::object& dbias, int device, std::uintptr_t stream) {
     validate(p);
     const float* x_data = checked_float_data(dlpack_tensor(x, "x"), "x", input_shape(p), device);
@@ -247,26 +278,31 @@ void conv2d_backward_filter(const problem& p, const py::capsule& x, const py::ca
     float* dw_data = checked_float_data(dlpack_tensor(dw, "dw"), "dw", filter_shape(p), device);
     float* db_data = const_cast<float*>(bias_data(dbias, p, device));  // the bias's checks; written here
     device_guard guard(device);
-    contexts().get(device, stream).conv2d_backward_filter(p, x_data, dy_data, dw_data, db_data);
+    with_contexts([&](context_cache& cache) {
+        cache.get(device, stream).conv2d_backward_filter(p, x_data, dy_data, dw_data, db_data);
+    });
 }
 
-void reserve(const problem& p, int device, std::uintptr_t stream, bool backward) {
+void reserve(const problem p, int device, std::uintptr_t stream, bool backward) {
     validate(p);
     device_guard guard(device);
-    context& ctx = contexts().get(device, stream);
-    if (backward)
-        ctx.reserve_backward(p);
-    else
-        ctx.reserve(p);
+    with_contexts([&](context_cache& cache) {
+        context& ctx = cache.get(device, stream);
+        if (backward)
+            ctx.reserve_backward(p);
+        else
+            ctx.reserve(p);
+    });
 }
 
 #ifdef FFTCONV_PYTHON_HAS_ALLOCATOR
 // A workspace allocator that calls back into Python: allocate(bytes, stream)
 // -> pointer as an int (0 on failure), deallocate(pointer, bytes, stream).
 // The module installs PyTorch's caching allocator through it
-// (fftconv/torch.py). Callbacks take the GIL; they run only when a context
-// grows or frees its workspace. Never freed: a context may call back as
-// long as it lives.
+// (fftconv/torch.py). Callbacks take the GIL (they run under the cache's
+// mutex, without it: with_contexts); they run only when a context grows or
+// frees its workspace. Never freed: a context may call back as long as it
+// lives.
 struct python_allocator {
     py::object allocate;
     py::object deallocate;
@@ -308,14 +344,14 @@ void set_allocator(int device, const py::object& allocate, const py::object& dea
         allocator.deallocate = &python_deallocate;
         allocator.state = state;
     }
-    contexts().set_allocator(device, allocator);
+    with_contexts([&](context_cache& cache) { cache.set_allocator(device, allocator); });
 }
 #endif
 
-std::size_t workspace_size(const problem& p, int device) {
+std::size_t workspace_size(const problem p, int device) {
     validate(p);
     device_guard guard(device);
-    return contexts().get(device, 0).workspace_size(p);
+    return with_contexts([&](context_cache& cache) { return cache.get(device, 0).workspace_size(p); });
 }
 
 }  // namespace
@@ -389,7 +425,8 @@ PYBIND11_MODULE(_native, m) {
                                "y: [batch, out_channels, out_height, out_width]")
         .def("validate", [](const problem& p) { validate(p); },
              "Raises InvalidArgumentError naming the first field out of range.")
-        .def("__eq__", [](const problem& a, const problem& b) { return a == b; })
+        // is_operator: another type (None, a tuple) gives NotImplemented, so == is False and != True.
+        .def("__eq__", [](const problem& a, const problem& b) { return a == b; }, py::is_operator())
         .def("__repr__", [](const problem& p) { return "fftconv.Problem(" + to_string(p) + ")"; });
 
     py::class_<dispatch_decision>(m, "Plan", "Which path a problem takes (fftconv/dispatch.hpp).")
@@ -435,20 +472,37 @@ PYBIND11_MODULE(_native, m) {
     m.def("reserve", &reserve, py::arg("problem"), py::arg("device"), py::arg("stream"), py::arg("backward") = false,
           "Makes the cuFFT plans and grows the workspace of the (device, stream) context for `problem` now "
           "(backward: the two gradients' too), so that calls on it allocate nothing (CUDA graphs).");
-    m.def("set_workspace_limit", [](int device, std::size_t bytes) { contexts().set_workspace_limit(device, bytes); },
+    m.def("set_workspace_limit",
+          [](int device, std::size_t bytes) {
+              with_contexts([&](context_cache& cache) { cache.set_workspace_limit(device, bytes); });
+          },
           py::arg("device"), py::arg("bytes"));
-    m.def("workspace_limit", [](int device) { return contexts().workspace_limit(device); }, py::arg("device"));
-    m.def("release", [](int device) { contexts().release(device); }, py::arg("device") = -1,
+    m.def("workspace_limit",
+          [](int device) { return with_contexts([&](context_cache& cache) { return cache.workspace_limit(device); }); },
+          py::arg("device"));
+    m.def("release", [](int device) { with_contexts([&](context_cache& cache) { cache.release(device); }); },
+          py::arg("device") = -1,
           "release() on every cached context of `device` (-1: all): waits, frees workspaces and cuFFT plans.");
-    m.def("has_context", [](int device, std::uintptr_t stream) { return contexts().contains(device, stream); },
+    m.def("has_context",
+          [](int device, std::uintptr_t stream) {
+              return with_contexts([&](context_cache& cache) { return cache.contains(device, stream); });
+          },
           py::arg("device"), py::arg("stream"));
-    m.def("borrowable_stream", [](int device) { return contexts().borrowable_stream(device); }, py::arg("device"));
+    m.def("borrowable_stream",
+          [](int device) { return with_contexts([&](context_cache& cache) { return cache.borrowable_stream(device); }); },
+          py::arg("device"));
     m.def("is_capturing", &is_capturing, py::arg("stream"));
-    m.def("cached_streams", [](int device) { return contexts().streams(device); }, py::arg("device"),
+    m.def("cached_streams",
+          [](int device) { return with_contexts([&](context_cache& cache) { return cache.streams(device); }); },
+          py::arg("device"),
           "(stream, being captured, pinned) of each cached context of `device`, least recently used first.");
-    m.def("context_cache_capacity", [] { return contexts().capacity(); });
-    m.def("set_context_cache_capacity", [](std::size_t n) { contexts().set_capacity(n); }, py::arg("contexts"));
-    m.def("pinned_contexts", [](int device) { return contexts().pinned(device); }, py::arg("device"));
+    m.def("context_cache_capacity", [] { return with_contexts([](context_cache& cache) { return cache.capacity(); }); });
+    m.def("set_context_cache_capacity",
+          [](std::size_t n) { with_contexts([&](context_cache& cache) { cache.set_capacity(n); }); },
+          py::arg("contexts"));
+    m.def("pinned_contexts",
+          [](int device) { return with_contexts([&](context_cache& cache) { return cache.pinned(device); }); },
+          py::arg("device"));
 #ifdef FFTCONV_PYTHON_HAS_ALLOCATOR
     m.def("set_allocator", &set_allocator, py::arg("device"), py::arg("allocate").none(true),
           py::arg("deallocate").none(true));
@@ -456,9 +510,13 @@ PYBIND11_MODULE(_native, m) {
 #else
     m.attr("has_allocator") = false;
 #endif
-    m.def("clear_cache", [] { contexts().clear(); },
+    m.def("clear_cache", [] { with_contexts([](context_cache& cache) { cache.clear(); }); },
           "Frees every cached context (workspaces, cuFFT plans). Work in flight must be finished.");
-    m.def("cached_contexts", [](int device) { return device < 0 ? contexts().size() : contexts().size(device); },
+    m.def("cached_contexts",
+          [](int device) {
+              return with_contexts(
+                  [&](context_cache& cache) { return device < 0 ? cache.size() : cache.size(device); });
+          },
           py::arg("device") = -1);
 
     py::class_<python_filter_spectrum>(m, "FilterSpectrum",

@@ -295,6 +295,27 @@ def test_device_array_dtype_is_checked_before_any_device_work():
         fftconv.DeviceArray((1, 2, 6, 6), 0, 0, "float64")
 
 
+@pytest.mark.parametrize("shape, dtype", [
+    ((2**32, 2**32, 1, 1), "float32"),   # 2^64 elements: wrapped to 0 and was exported as such
+    ((2**31, 2**30, 1, 1), "float32"),   # 2^61 elements fit, their 2^63 bytes do not
+    ((1, 2**31, 2**31, 2), "bfloat16"),
+    ((0, 2**62, 2**62, 1), "float16"),   # no elements, but a consumer's strides would wrap
+])
+def test_device_array_too_large_is_refused_naming_the_shape_before_any_device_work(shape, dtype):
+    words = "[" + ", ".join(map(str, shape)) + "]"
+    with pytest.raises(fftconv.InvalidArgumentError) as raised:
+        fftconv.DeviceArray(shape, 0, 0, dtype)
+    assert words in raised.value.message and "2^63 - 1 bytes" in raised.value.message
+    assert isinstance(raised.value, ValueError) and raised.value.status == "invalid_argument"
+
+
+def test_device_array_negative_extent_is_refused_before_any_device_work():
+    with pytest.raises(fftconv.InvalidArgumentError, match=r"negative extent in \[1, -2, 3, 4\]"):
+        fftconv.DeviceArray((1, -2, 3, 4), 0)
+    with pytest.raises(fftconv.InvalidArgumentError, match=r"negative extent in \[2147483648, 2147483648, 4, -1\]"):
+        fftconv.DeviceArray((2**31, 2**31, 4, -1), 0)  # named as negative, not as too large
+
+
 def test_outputs_take_the_inputs_dtype():
     from fftconv import _frameworks
 
@@ -336,6 +357,39 @@ def test_without_a_gpu_device_work_raises_cuda_error_saying_why():
     assert raised.value.status == "cuda_error"
     with pytest.raises(fftconv.CudaError, match="no usable CUDA device"):
         fftconv.DeviceArray((1, 2, 6, 6), 0)
+
+
+def test_the_context_cache_takes_calls_from_several_threads():
+    # Every cache entry point releases the GIL and takes the cache's mutex
+    # (python/src/context_cache.hpp): threads take turns, none deadlocks.
+    import threading
+    native = fftconv._native
+    saved = native.context_cache_capacity()
+    failures = []
+
+    def work(index):
+        try:
+            for n in range(200):
+                native.set_context_cache_capacity(1 + (index + n) % 5)
+                assert 1 <= native.context_cache_capacity() <= 5
+                assert native.cached_contexts() >= 0 and native.pinned_contexts(0) >= 0
+                assert not native.has_context(0, 0x1234 + index) or native.cached_streams(0)
+                assert native.workspace_limit(0) > 0
+                if n % 50 == 0:
+                    native.clear_cache()
+        except Exception as error:  # noqa: BLE001 (reported below)
+            failures.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert not any(thread.is_alive() for thread in threads), "a thread is stuck"
+        assert not failures, failures
+    finally:
+        native.set_context_cache_capacity(saved)
 
 
 def test_fftconv_torch_needs_pytorch():
@@ -478,6 +532,14 @@ def test_problem_equality_covers_the_new_fields():
     assert problem(padding=1) != problem()
     assert problem(groups=2) != problem()
     assert problem(kernel=(3, 5)) != problem(kernel=(5, 3))
+
+
+@pytest.mark.parametrize("other", [None, 0, "problem", (2, 6, 4, 30, 20, 3), object()])
+def test_a_problem_compares_unequal_to_other_types(other):
+    # Comparing with anything else raised TypeError (incompatible function arguments).
+    assert (problem() == other) is False and (other == problem()) is False
+    assert (problem() != other) is True and (other != problem()) is True
+    assert problem() in [None, problem()] and problem(groups=2) not in [None, problem()]
 
 
 @pytest.mark.parametrize("fields, message", [

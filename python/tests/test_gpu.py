@@ -750,6 +750,95 @@ def test_the_workspace_comes_from_torch_caching_allocator():
     assert_accurate(y, exact_conv2d(x, w))
 
 
+def test_conv2d_from_several_threads_with_torch_allocator_on_new_shapes():
+    # Review: the torch allocator's callback releases the GIL, so another
+    # thread could enter a context mid-call (while its workspace grows),
+    # evict a context in use, or make two contexts for one stream. Now every
+    # use of the cache holds its mutex (taken without the GIL).
+    import threading
+    device = DEVICE.index
+    fftconv.torch.use_caching_allocator(True)
+    fftconv.clear_cache()
+    saved = fftconv.context_cache_size()
+    fftconv.set_context_cache_size(2)  # fewer than the streams below: evictions while others run
+    shapes = [(1 + i % 2, 4 + 2 * i, 4 + i, 40 + 8 * i, 36 + 12 * i, 3 + 2 * i) for i in range(6)]
+    cases = [random_problem(shape, seed=60 + i) for i, shape in enumerate(shapes)]
+    torch.cuda.synchronize()
+    shared = torch.cuda.Stream()  # one context that every thread uses
+    threads_count = 4
+    barrier = threading.Barrier(threads_count)
+    results, failures = [[] for _ in range(threads_count)], []
+
+    def work(index):
+        try:
+            own = torch.cuda.Stream()
+            barrier.wait()
+            for repeat in range(3):
+                for step in range(len(cases)):
+                    k = (step + index) % len(cases)  # each thread grows the workspaces in its own order
+                    stream = shared if (k + repeat) % 2 else own
+                    x, w = cases[k]
+                    with torch.cuda.stream(stream):
+                        y = fftconv.conv2d(x, w)
+                    results[index].append((k, y, stream))
+        except Exception as error:  # noqa: BLE001 (reported below)
+            failures.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(threads_count)]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert not any(thread.is_alive() for thread in threads), "a thread is stuck"
+        assert not failures, failures
+        torch.cuda.synchronize()
+        streams = [stream for stream, _, _ in fftconv._native.cached_streams(device)]
+        assert len(streams) == len(set(streams)) <= 2, streams  # one context per stream, within the bound
+        exact = [exact_conv2d(x, w) for x, w in cases]
+        for outputs in results:
+            assert len(outputs) == 3 * len(cases)
+            for k, y, _ in outputs:
+                assert_accurate(y, exact[k])
+    finally:
+        fftconv.set_context_cache_size(saved)
+        torch.cuda.synchronize()
+        fftconv.clear_cache()
+
+
+def test_an_allocator_that_calls_fftconv_gets_an_error_not_a_deadlock():
+    # The callback runs under the cache's mutex: a call back into fftconv
+    # from it is refused instead of locking that mutex a second time.
+    device = DEVICE.index
+    x, w = random_problem((1, 4, 4, 32, 32, 5), seed=70)
+    refused = []
+
+    def allocate(nbytes, stream):
+        try:
+            fftconv._native.cached_contexts(device)
+        except fftconv.InvalidArgumentError as error:
+            refused.append(error)
+        return torch.cuda.caching_allocator_alloc(nbytes, device, stream)
+
+    def deallocate(pointer, nbytes, stream):
+        torch.cuda.caching_allocator_delete(pointer)
+
+    fftconv.torch.use_caching_allocator(False)  # fftconv.torch leaves this device's allocator alone
+    fftconv.clear_cache()
+    try:
+        fftconv._native.set_allocator(device, allocate, deallocate)
+        with torch.cuda.stream(torch.cuda.Stream()):
+            y = fftconv.conv2d(x, w)
+        torch.cuda.synchronize()
+        assert refused and all("must not call fftconv" in str(error) for error in refused)
+        assert_accurate(y, exact_conv2d(x, w))
+    finally:
+        torch.cuda.synchronize()
+        fftconv.clear_cache()
+        fftconv._native.set_allocator(device, None, None)
+        fftconv.torch.use_caching_allocator(True)
+
+
 def test_double_backward_is_exact():
     # Issue 24.9: a gradient penalty (create_graph=True) lost its share of dw.
     torch.manual_seed(56)
