@@ -98,8 +98,10 @@ public:
     void set_workspace_limit(std::size_t bytes);
     std::size_t workspace_limit() const noexcept;
 
-    // Device bytes of workspace a call on `p` will use (cuFFT work area
-    // included), under the workspace limit. On the direct path conv2d with a
+    // Device bytes of workspace a call on `p` will use at most (cuFFT work
+    // area included), under the workspace limit: the larger of a call with a
+    // filter and a call through a filter spectrum (under a limit the two may
+    // run in passes of different shapes). On the direct path conv2d with a
     // filter uses none; this and reserve() still cover a call through a
     // filter spectrum, which runs the transforms.
     std::size_t workspace_size(const problem& p) const;
@@ -123,7 +125,8 @@ public:
     void replay_repeated_calls(bool enabled);
 
     // Makes the cuFFT plans and grows the workspace for `p` now, so the next call on
-    // `p` allocates nothing (needed before stream capture).
+    // `p`, with a filter or through a filter spectrum, allocates nothing
+    // (needed before stream capture).
     void reserve(const problem& p);
 
     // y = conv2d(x, w) + bias on the context's stream. x, w, bias, y are

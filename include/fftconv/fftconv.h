@@ -124,7 +124,9 @@ fftconv_status fftconv_set_workspace_allocator(fftconv_context context,
                                                                   cudaStream_t stream),
                                                void* state);
 
-/* Device bytes of workspace a call on `problem` will use, under the workspace limit. */
+/* Device bytes of workspace a call on `problem` will use at most, under the workspace limit (the C++
+ * API's size: it also covers a call through a filter spectrum, which under a limit may run in
+ * passes of another shape). */
 fftconv_status fftconv_workspace_size(fftconv_context context, const fftconv_problem* problem,
                                       size_t* bytes);
 /* Makes plans and workspace for `problem` now (call before capturing a CUDA graph). */

@@ -190,12 +190,39 @@ std::size_t context_cache::workspace_limit(int device) const {
 
 #ifdef FFTCONV_PYTHON_HAS_ALLOCATOR
 void context_cache::set_allocator(int device, const workspace_allocator& allocator) {
-    settings_[device].allocator = allocator;
-    for (auto& e : entries_)
-        if (e.device == device) {
-            device_guard guard(device);
-            e.ctx->set_workspace_allocator(allocator);
+    // All or nothing: the setting changes once every context of the device
+    // took the allocator. Where one refuses it (the allocator fails at once),
+    // those already switched go back to the previous allocator; one that
+    // cannot is dropped (made again, with the previous one, on next use).
+    const auto found = settings_.find(device);
+    const workspace_allocator previous = found == settings_.end() ? workspace_allocator{} : found->second.allocator;
+    std::vector<entry*> switched;
+    try {
+        for (auto& e : entries_)
+            if (e.device == device) {
+                device_guard guard(device);
+                e.ctx->set_workspace_allocator(allocator);
+                switched.push_back(&e);
+            }
+    } catch (...) {
+        std::vector<std::uintptr_t> stuck;
+        for (entry* e : switched) {
+            try {
+                device_guard guard(device);
+                e->ctx->set_workspace_allocator(previous);
+            } catch (...) {
+                stuck.push_back(e->stream);
+            }
         }
+        for (const std::uintptr_t stream : stuck) {
+            const auto at = std::find_if(entries_.begin(), entries_.end(),
+                                         [&](const entry& e) { return e.device == device && e.stream == stream; });
+            const std::unique_ptr<context> dropped = std::move(at->ctx);  // destroyed once entries_ is whole
+            entries_.erase(at);
+        }
+        throw;
+    }
+    settings_[device].allocator = allocator;
 }
 #endif
 

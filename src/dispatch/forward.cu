@@ -43,6 +43,9 @@ std::size_t forward_workspace(engine& e, const route& r, const problem& p, filte
 
 void reserve_forward(engine& e, const route& r, const problem& p, filter_calls calls) {
     const int tile_extent = r.decision.geometry.tile_extent();
+    // One growth to the larger of the two (growing twice would free, or keep
+    // for earlier graphs, a buffer no call uses), then each kind's plans.
+    (void)e.workspace(forward_workspace(e, r, p, calls));
     (void)prepare(e, p, tile_extent, true);
     if (calls == filter_calls::given_or_spectrum) (void)prepare(e, p, tile_extent, false);
 }

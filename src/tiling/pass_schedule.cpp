@@ -85,15 +85,20 @@ pass_schedule schedule_passes(engine& e, const problem& p, int tile_extent, bool
     if (e.capturing())
         refuse_during_capture("problem " + to_string(p) + " needs more workspace than the context holds (" +
                               std::to_string(e.workspace_capacity()) + " bytes)");
-    // 2^62 bytes: no device's memory (and past it the count is a bound, not the pass's).
-    const double smallest = pass_bytes_lower_bound(p, tile_extent, {1, 1, 1}, holds_filter);
-    const std::string needed = smallest < 0x1p62 ? "more than " + std::to_string((unsigned long long)smallest) + " bytes"
-                                                 : "more memory than any device has";
+    const pass_shape smallest{1, 1, 1};
+    const workspace_layout t = make_layout(pass_problem(p, tile_extent, smallest, 0, 0, 0), tile_extent, holds_filter);
+    const std::string needed =
+        t.beyond_memory ? "more memory than any device has"
+        : !t.image_to_output && t.gemm_rows > INT_MAX
+            ? "a GEMM of " + std::to_string(t.gemm_rows) + " rows (cuBLAS takes at most 2^31 - 1)"
+            : "more than " +
+                  std::to_string((unsigned long long)pass_bytes_lower_bound(p, tile_extent, smallest, holds_filter)) +
+                  " bytes of workspace";
     throw error(status::out_of_memory,
                 "fftconv: problem " + to_string(p) + " with tile extent " + std::to_string(tile_extent) + " needs " +
                     needed +
-                    " of workspace even for its smallest pass (one sample, one row of tiles, one output "
-                    "channel), but only " + std::to_string(usable) +
+                    " even for its smallest pass (one sample, one row of tiles, one output channel), but only " +
+                    std::to_string(usable) +
                     " bytes are usable (the context's workspace limit, or the device's free memory)");
 }
 

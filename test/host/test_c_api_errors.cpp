@@ -5,7 +5,6 @@
 // entry point is noexcept).
 #include "doctest.hpp"
 
-#include <atomic>
 #include <cstdlib>
 #include <new>
 #include <string>
@@ -14,13 +13,13 @@
 #include "fftconv/fftconv.h"
 
 namespace {
-// While set, every operator new of this process fails (the library's too:
-// a replacement in the program serves every shared object it loads).
-std::atomic<bool> host_memory_gone{false};
+// While set, every operator new of this thread fails (the library's too: a
+// replacement in the program serves every shared object it loads).
+thread_local bool host_memory_gone = false;
 }  // namespace
 
 void* operator new(std::size_t bytes) {
-    if (host_memory_gone.load()) throw std::bad_alloc();
+    if (host_memory_gone) throw std::bad_alloc();
     if (void* p = std::malloc(bytes == 0 ? 1 : bytes)) return p;
     throw std::bad_alloc();
 }

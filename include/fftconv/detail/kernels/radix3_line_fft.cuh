@@ -96,13 +96,13 @@ __host__ __device__ __forceinline__ void radix3_subsequence_fft(float2* line, in
     constexpr int P = T / 3;
     float2* at = line + r * Stride;
     float2 v[P];
-    FFTCONV_DEVICE_UNROLL()
+    FFTCONV_DETAIL_DEVICE_UNROLL()
     for (int j = 0; j < P; ++j) {
         const float2 loaded = at[3 * bit_reversed_index<P>(j) * Stride];
         v[j] = float2{factor.x * loaded.x, factor.y * loaded.y};
     }
     fft_in_registers<P, Inverse>(v);
-    FFTCONV_DEVICE_UNROLL()
+    FFTCONV_DETAIL_DEVICE_UNROLL()
     for (int k = 0; k < P; ++k) at[3 * k * Stride] = v[k];
 }
 
@@ -136,7 +136,7 @@ __host__ __device__ __forceinline__ void radix3_butterfly(float2& a, float2& b, 
 template <int T, bool Inverse, int Stride>
 __host__ __device__ __forceinline__ void radix3_step(float2* line, int k_begin, int k_end) {
     float2* at = line + 3 * k_begin * Stride;
-    FFTCONV_DEVICE_UNROLL(2)
+    FFTCONV_DETAIL_DEVICE_UNROLL(2)
     for (int k = k_begin; k < k_end; ++k, at += 3 * Stride) {
         float2 a = at[0], b = at[Stride], c = at[2 * Stride];
         radix3_butterfly<T, Inverse>(a, b, c, k);

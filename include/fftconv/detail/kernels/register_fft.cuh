@@ -15,11 +15,13 @@
 
 // `#pragma unroll` in the functions below, which the host compiles too:
 // asked of the device compiler only (the host compiler does not know it).
-#define FFTCONV_PRAGMA(text) _Pragma(#text)
+#ifndef FFTCONV_DETAIL_DEVICE_UNROLL
+#define FFTCONV_DETAIL_PRAGMA(text) _Pragma(#text)
 #ifdef __CUDA_ARCH__
-#define FFTCONV_DEVICE_UNROLL(count) FFTCONV_PRAGMA(unroll count)
+#define FFTCONV_DETAIL_DEVICE_UNROLL(count) FFTCONV_DETAIL_PRAGMA(unroll count)
 #else
-#define FFTCONV_DEVICE_UNROLL(count)
+#define FFTCONV_DETAIL_DEVICE_UNROLL(count)
+#endif
 #endif
 
 namespace fftconv::detail {
@@ -154,9 +156,9 @@ __host__ __device__ __forceinline__ slope_twiddle slope_of(int k) {
 // next (twice the span). Template recursion, so every index is a constant.
 template <int N, int Span, bool Inverse>
 __host__ __device__ __forceinline__ void dit_stages(float2 (&v)[N]) {
-    FFTCONV_DEVICE_UNROLL()
+    FFTCONV_DETAIL_DEVICE_UNROLL()
     for (int group = 0; group < N; group += 2 * Span) {
-        FFTCONV_DEVICE_UNROLL()
+        FFTCONV_DETAIL_DEVICE_UNROLL()
         for (int j = 0; j < Span; ++j) {
             const float2 a = v[group + j];
             const float2 b = v[group + j + Span];
@@ -203,9 +205,9 @@ template <int N, bool Inverse, int ZeroStages>
 __host__ __device__ __forceinline__ void fft_in_registers_of_prefix(float2 (&v)[N]) {
     static_assert(ZeroStages >= 0 && (N >> ZeroStages) >= 2, "at least two points are transformed");
     constexpr int copies = 1 << ZeroStages;
-    FFTCONV_DEVICE_UNROLL()
+    FFTCONV_DETAIL_DEVICE_UNROLL()
     for (int s = 0; s < N; s += copies)
-        FFTCONV_DEVICE_UNROLL()
+        FFTCONV_DETAIL_DEVICE_UNROLL()
         for (int j = 1; j < copies; ++j) v[s + j] = v[s];
     dit_stages<N, copies, Inverse>(v);
 }

@@ -315,6 +315,11 @@ void transform_filter_spectrum(engine& e, const problem& p, const Geometry& geo,
     // uses only the cuFFT path's padded filters and work area (none on the
     // fused extents), not the layout's spectra.
     layout.input_spectrum_elements = layout.filter_spectrum_elements = layout.output_spectrum_elements = 0;
+    if (layout.beyond_memory)
+        throw error(status::out_of_memory, "fftconv: transform_filter for problem " + to_string(p) +
+                                               " needs more memory than any device has");
+    // The padded filters are transformed in one pass: under a smaller
+    // workspace limit the call is refused, not run past the limit.
     const std::size_t bytes = workspace_bytes(e, layout);
     if (bytes > e.workspace_limit && bytes > e.workspace_capacity())
         throw error(status::out_of_memory,
