@@ -362,32 +362,22 @@ def test_without_a_gpu_device_work_raises_cuda_error_saying_why():
 def test_the_context_cache_takes_calls_from_several_threads():
     # Every cache entry point releases the GIL and takes the cache's mutex
     # (python/src/context_cache.hpp): threads take turns, none deadlocks.
-    import threading
+    from threads import run_in_threads
     native = fftconv._native
     saved = native.context_cache_capacity()
-    failures = []
 
     def work(index):
-        try:
-            for n in range(200):
-                native.set_context_cache_capacity(1 + (index + n) % 5)
-                assert 1 <= native.context_cache_capacity() <= 5
-                assert native.cached_contexts() >= 0 and native.pinned_contexts(0) >= 0
-                assert not native.has_context(0, 0x1234 + index) or native.cached_streams(0)
-                assert native.workspace_limit(0) > 0
-                if n % 50 == 0:
-                    native.clear_cache()
-        except Exception as error:  # noqa: BLE001 (reported below)
-            failures.append(error)
+        for n in range(200):
+            native.set_context_cache_capacity(1 + (index + n) % 5)
+            assert 1 <= native.context_cache_capacity() <= 5
+            assert native.cached_contexts() >= 0 and native.pinned_contexts(0) >= 0
+            assert not native.has_context(0, 0x1234 + index) or native.cached_streams(0)
+            assert native.workspace_limit(0) > 0
+            if n % 50 == 0:
+                native.clear_cache()
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=60)
-        assert not any(thread.is_alive() for thread in threads), "a thread is stuck"
-        assert not failures, failures
+        run_in_threads(work, 4, timeout=60)
     finally:
         native.set_context_cache_capacity(saved)
 

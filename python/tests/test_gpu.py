@@ -756,6 +756,7 @@ def test_conv2d_from_several_threads_with_torch_allocator_on_new_shapes():
     # evict a context in use, or make two contexts for one stream. Now every
     # use of the cache holds its mutex (taken without the GIL).
     import threading
+    from threads import run_in_threads
     device = DEVICE.index
     fftconv.torch.use_caching_allocator(True)
     fftconv.clear_cache()
@@ -766,32 +767,23 @@ def test_conv2d_from_several_threads_with_torch_allocator_on_new_shapes():
     torch.cuda.synchronize()
     shared = torch.cuda.Stream()  # one context that every thread uses
     threads_count = 4
-    barrier = threading.Barrier(threads_count)
-    results, failures = [[] for _ in range(threads_count)], []
+    barrier = threading.Barrier(threads_count, timeout=60)
+    results = [[] for _ in range(threads_count)]
 
     def work(index):
-        try:
-            own = torch.cuda.Stream()
-            barrier.wait()
-            for repeat in range(3):
-                for step in range(len(cases)):
-                    k = (step + index) % len(cases)  # each thread grows the workspaces in its own order
-                    stream = shared if (k + repeat) % 2 else own
-                    x, w = cases[k]
-                    with torch.cuda.stream(stream):
-                        y = fftconv.conv2d(x, w)
-                    results[index].append((k, y, stream))
-        except Exception as error:  # noqa: BLE001 (reported below)
-            failures.append(error)
+        own = torch.cuda.Stream()
+        barrier.wait()
+        for repeat in range(3):
+            for step in range(len(cases)):
+                k = (step + index) % len(cases)  # each thread grows the workspaces in its own order
+                stream = shared if (k + repeat) % 2 else own
+                x, w = cases[k]
+                with torch.cuda.stream(stream):
+                    y = fftconv.conv2d(x, w)
+                results[index].append((k, y, stream))
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(threads_count)]
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=300)
-        assert not any(thread.is_alive() for thread in threads), "a thread is stuck"
-        assert not failures, failures
+        run_in_threads(work, threads_count, timeout=300)
         torch.cuda.synchronize()
         streams = [stream for stream, _, _ in fftconv._native.cached_streams(device)]
         assert len(streams) == len(set(streams)) <= 2, streams  # one context per stream, within the bound
