@@ -35,6 +35,7 @@ if [ -n "${FFTCONV_DEB_DIR:-}" ]; then
 fi
 
 required=()
+command -v c++ >/dev/null 2>&1 || required+=(g++)                 # nvcc's host compiler, and the checks below
 command -v meson >/dev/null 2>&1 || required+=(meson)
 command -v ninja >/dev/null 2>&1 || required+=(ninja-build)
 command -v cmake >/dev/null 2>&1 || required+=(cmake)           # Meson finds doctest through CMake; the CMake consumer test
@@ -68,21 +69,41 @@ if [ -x /usr/bin/python3 ]; then
 fi
 
 installed_now=0
-missing=("${required[@]}" "${wanted[@]}")
-if [ ${#missing[@]} -gt 0 ]; then
-    echo "fftconv: installing ${missing[*]}" >&2
-    sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    if [ -z "${FFTCONV_NO_INSTALL:-}" ] && command -v apt-get >/dev/null 2>&1 &&
-        timeout 60 $sudo apt-get update -qq >&2 &&
-        DEBIAN_FRONTEND=noninteractive timeout 600 $sudo apt-get install -y -qq --no-install-recommends \
-            "${missing[@]}" >&2; then
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+apt_lists=unknown  # updated / failed, once known
+# install_packages NAME...: apt-get install them (the package lists updated
+# once; where that fails, nothing is tried again); true when all installed.
+install_packages() {
+    [ -z "${FFTCONV_NO_INSTALL:-}" ] && command -v apt-get >/dev/null 2>&1 || return 1
+    if [ "$apt_lists" = unknown ]; then
+        if timeout 60 $sudo apt-get update -qq >&2; then apt_lists=updated; else apt_lists=failed; fi
+    fi
+    [ "$apt_lists" = updated ] || return 1
+    DEBIAN_FRONTEND=noninteractive timeout 600 $sudo apt-get install -y -qq --no-install-recommends "$@" >&2
+}
+# The required packages first: one wanted package a distribution lacks must
+# not stop them.
+if [ ${#required[@]} -gt 0 ]; then
+    echo "fftconv: installing ${required[*]}" >&2
+    if install_packages "${required[@]}"; then
         installed_now=1
-    elif [ ${#required[@]} -gt 0 ]; then
+    else
         echo "fftconv: could not install ${required[*]} (no apt-get, or no package mirror): install them yourself" >&2
         exit 1
+    fi
+fi
+if [ ${#wanted[@]} -gt 0 ]; then
+    echo "fftconv: installing ${wanted[*]}" >&2
+    if install_packages "${wanted[@]}"; then
+        installed_now=1
     else
-        echo "fftconv: could not install ${wanted[*]}: the parts that need them are skipped" \
+        # One at a time: each that installs gives its part back.
+        not_installed=()
+        for package in "${wanted[@]}"; do
+            if install_packages "$package"; then installed_now=1; else not_installed+=("$package"); fi
+        done
+        echo "fftconv: could not install ${not_installed[*]}: the parts that need them are skipped" \
              "(meson's summary says which)" >&2
     fi
 fi

@@ -19,6 +19,12 @@
 
 #include "fftconv/version.hpp"  // first: refuses a pre-C++20 compiler with a clear #error
 
+// The kernels copy with cp.async and reduce with warp reductions: compute
+// capability 8.0 and newer. nvcc's default target is older.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "fftconv/specialize.cuh: the pipeline's kernels need compute capability 8.0 or newer: compile for sm_80 or later (nvcc -gencode=arch=compute_90,code=sm_90; CMake: set CMAKE_CUDA_ARCHITECTURES, e.g. 90)"
+#endif
+
 #include <string>
 #include <vector>
 
