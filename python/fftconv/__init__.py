@@ -24,6 +24,7 @@ set_workspace_limit() bounds the workspaces, release() frees them and
 clear_cache() destroys the contexts. Errors raise fftconv.Error
 subclasses with fftconv's message and status."""
 import atexit as _atexit
+import os as _os
 
 from ._errors import CudaError, Error, InvalidArgumentError, OutOfMemoryError
 from . import _native
@@ -44,6 +45,9 @@ def clear_cache():
 
 # Before the CUDA runtime shuts down with the process.
 _atexit.register(_native.clear_cache)
+# A child forked while another thread of the parent held the context cache's
+# lock would wait for it forever: the child gets a cache of its own.
+_os.register_at_fork(after_in_child=_native.renew_contexts_after_fork)
 
 
 def __getattr__(name):

@@ -137,4 +137,10 @@ private:
 // runtime may be gone by then); the Python package clears it at exit.
 context_cache& contexts();
 
+// In a child process just forked (its only thread): a fresh, empty cache.
+// The parent's may be locked by a thread the child does not have, and its
+// contexts belong to the parent's CUDA state; both are left untouched
+// (leaked), so the child's calls fail with CUDA's own error, not hang.
+void renew_contexts_after_fork() noexcept;
+
 }  // namespace fftconv::python

@@ -510,6 +510,8 @@ PYBIND11_MODULE(_native, m) {
 #else
     m.attr("has_allocator") = false;
 #endif
+    m.def("renew_contexts_after_fork", &renew_contexts_after_fork,
+          "In a forked child: a fresh context cache (the parent's may be locked by a thread the child lacks).");
     m.def("clear_cache", [] { with_contexts([](context_cache& cache) { cache.clear(); }); },
           "Frees every cached context (workspaces, cuFFT plans). Work in flight must be finished.");
     m.def("cached_contexts",

@@ -4,6 +4,7 @@ errors every misuse gets (tensors, bias). Runs in CI (meson test, suite 'python'
 the module in the build tree. Checks that need no device pass on a GPU
 machine too; the few that expect "no device" skip there."""
 import ctypes
+import os
 
 import pytest
 
@@ -380,6 +381,45 @@ def test_the_context_cache_takes_calls_from_several_threads():
         run_in_threads(work, 4, timeout=60)
     finally:
         native.set_context_cache_capacity(saved)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_child_forked_while_another_thread_holds_the_cache_lock_does_not_hang():
+    # The cache's lock is held without the GIL (python/src/context_cache.hpp), so
+    # a fork can happen while another thread holds it; the child, which has
+    # no such thread, gets a fresh cache (fftconv/__init__.py).
+    import threading
+    import time
+    native = fftconv._native
+    stop = threading.Event()
+
+    def busy():
+        while not stop.is_set():
+            native.cached_contexts()  # takes and releases the lock
+
+    thread = threading.Thread(target=busy)
+    thread.start()
+    try:
+        for _ in range(20):  # forks at varying points of the other thread's loop
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    native.cached_contexts()
+                    native.set_context_cache_capacity(3)
+                    os._exit(0)
+                except BaseException:  # noqa: BLE001 (the exit status tells)
+                    os._exit(3)
+            deadline = time.monotonic() + 20
+            while (waited := os.waitpid(pid, os.WNOHANG))[0] == 0:
+                if time.monotonic() > deadline:
+                    os.kill(pid, 9)
+                    os.waitpid(pid, 0)
+                    pytest.fail("a forked child hung on the context cache's lock")
+                time.sleep(0.01)
+            assert os.waitstatus_to_exitcode(waited[1]) == 0
+    finally:
+        stop.set()
+        thread.join()
 
 
 def test_fftconv_torch_needs_pytorch():
