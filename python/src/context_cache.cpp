@@ -228,17 +228,12 @@ void context_cache::set_allocator(int device, const workspace_allocator& allocat
 #endif
 
 namespace {
-context_cache* the_cache = nullptr;  // deliberately never deleted: see the header
+context_cache* the_cache = new context_cache;  // deliberately never deleted: see the header
 }  // namespace
 
-context_cache& contexts() {
-    static const bool made = (the_cache = new context_cache, true);
-    (void)made;
-    return *the_cache;
-}
+context_cache& contexts() { return *the_cache; }
 
 void renew_contexts_after_fork() noexcept {
-    (void)contexts();  // the parent's, made if it was not
     if (context_cache* fresh = new (std::nothrow) context_cache) the_cache = fresh;
 }
 
